@@ -1,0 +1,115 @@
+/*
+ * cconv C API: what the Cython wrappers call.  No Python headers here.
+ *
+ * Every convolution is described by the geometry of the *plain* (forward,
+ * non-transposed) convolution it is or is the adjoint of:
+ *
+ *   x : (batch, c_in,  in[0],  in[1],  in[2])    the "image" side
+ *   w : (c_out, c_in / groups, k[0], k[1], k[2])
+ *   y : (batch, c_out, out[0], out[1], out[2])   the "column" side
+ *
+ *   y[n, co, o] = sum_{ci in group, t} w[co, ci, t] * x[n, ci, o*stride - pad + t*dil]
+ *
+ * Spatial dimensions that a 1-D or 2-D problem does not have are leading
+ * dimensions of size 1 (in = out = k = stride = dil = 1, pad = 0).  pad is the
+ * padding *before* each dimension; the padding after is implied by out, so
+ * asymmetric ('same') padding needs nothing more.  A transposed convolution
+ * with weight (C_in_t, C_out_t / groups, k) is the adjoint of the plain one
+ * with c_out = C_in_t and c_in = C_out_t, whose weight has the same memory.
+ *
+ * All arrays are C-contiguous.  Sizes and indices are int64_t.  Functions
+ * return 0 on success, CC_ERR_NOMEM when scratch memory could not be had and
+ * CC_ERR_ARG for a geometry they cannot run.  Scratch memory is passed in by
+ * the caller (ws, ws_bytes; ask *_workspace for the size), so the C core keeps
+ * no state between calls.
+ */
+#ifndef CCONV_H
+#define CCONV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CC_OK 0
+#define CC_ERR_NOMEM (-1)
+#define CC_ERR_ARG (-2)
+
+typedef struct cc_geom {
+    int64_t batch;
+    int64_t groups;
+    int64_t c_in;
+    int64_t c_out;
+    int64_t in[3];
+    int64_t out[3];
+    int64_t k[3];
+    int64_t stride[3];
+    int64_t pad[3];
+    int64_t dil[3];
+} cc_geom;
+
+/* Upper bound of the scratch memory (bytes) the GEMM kernels use for all
+ * threads together; tiles are sized to fit under it. */
+#define CC_WORKSPACE_CAP ((int64_t)32 * 1024 * 1024)
+
+/* ---- im2col / col2im (src/im2col.c) -------------------------------------
+ * col has rows (ci, t0, t1, t2) for ci in [0, cin) and columns p in
+ * [p0, p0 + np) of the flattened output; row stride ldc.  x is one image of
+ * cin channels.  col2im adds into x. */
+void cc_im2col_f32(const cc_geom *g, int64_t cin, const float *x, int64_t p0,
+                   int64_t np, float *col, int64_t ldc);
+void cc_im2col_f64(const cc_geom *g, int64_t cin, const double *x, int64_t p0,
+                   int64_t np, double *col, int64_t ldc);
+void cc_col2im_f32(const cc_geom *g, int64_t cin, const float *col, int64_t p0,
+                   int64_t np, int64_t ldc, float *x);
+void cc_col2im_f64(const cc_geom *g, int64_t cin, const double *col, int64_t p0,
+                   int64_t np, int64_t ldc, double *x);
+
+/* ---- GEMM convolutions (src/gemm_conv.c) --------------------------------
+ * fwd : y = conv(x, w) (+ bias[c_out])                  plain forward
+ * adj : x = conv_adjoint(y, w) (+ bias[c_in])           transposed forward,
+ *                                                      grad_input of plain
+ * wgrad: gw = d<y_grad, conv(x, w)>/dw                  grad_weight of plain;
+ *        of a transposed conv: wgrad(x := its grad_output, gy := its input)
+ * nthreads: OpenMP threads to use (>= 1).  ws may be NULL when the size
+ * asked for is 0. */
+int64_t cc_conv_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize);
+int64_t cc_conv_adj_workspace(const cc_geom *g, int nthreads, int64_t elsize);
+int64_t cc_conv_wgrad_workspace(const cc_geom *g, int nthreads, int64_t elsize);
+
+int cc_conv_fwd_f32(const cc_geom *g, const float *x, const float *w,
+                    const float *bias, float *y, void *ws, int64_t ws_bytes,
+                    int nthreads);
+int cc_conv_fwd_f64(const cc_geom *g, const double *x, const double *w,
+                    const double *bias, double *y, void *ws, int64_t ws_bytes,
+                    int nthreads);
+int cc_conv_adj_f32(const cc_geom *g, const float *y, const float *w,
+                    const float *bias, float *x, void *ws, int64_t ws_bytes,
+                    int nthreads);
+int cc_conv_adj_f64(const cc_geom *g, const double *y, const double *w,
+                    const double *bias, double *x, void *ws, int64_t ws_bytes,
+                    int nthreads);
+int cc_conv_wgrad_f32(const cc_geom *g, const float *x, const float *gy,
+                      float *gw, void *ws, int64_t ws_bytes, int nthreads);
+int cc_conv_wgrad_f64(const cc_geom *g, const double *x, const double *gy,
+                      double *gw, void *ws, int64_t ws_bytes, int nthreads);
+
+/* ---- reductions (src/bias_grad.c) ---------------------------------------
+ * gb[c] = sum_{n, p} gy[n, c, p] for gy of shape (batch, channels, spatial);
+ * accumulated in double (float32) or with pairwise blocks (float64). */
+void cc_bias_grad_f32(int64_t batch, int64_t channels, int64_t spatial,
+                      const float *gy, float *gb, int nthreads);
+void cc_bias_grad_f64(int64_t batch, int64_t channels, int64_t spatial,
+                      const double *gy, double *gb, int nthreads);
+
+/* ---- info (src/info.c) -------------------------------------------------- */
+const char *cc_blas_config(void);
+const char *cc_blas_corename(void);
+int cc_openmp_max_threads(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
