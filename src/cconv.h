@@ -108,6 +108,7 @@ void cc_bias_grad_f64(int64_t batch, int64_t channels, int64_t spatial,
 const char *cc_blas_config(void);
 const char *cc_blas_corename(void);
 int cc_openmp_max_threads(void);
+void cc_openmp_set_threads(int n);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,44 @@
+"""cconv: convolutions for NumPy (and CuPy) arrays with PyTorch's semantics.
+
+Forward: conv1d/2d/3d, conv_transpose1d/2d/3d, convolution.  Dispatch:
+Backend, select_backend.  Configuration: set_num_threads, get_num_threads,
+show_config, empty_cache, set_benchmark/benchmark.
+"""
+# Load scipy-openblas64's library first, so the extension modules resolve
+# libscipy_openblas64_.so wherever the two packages are installed.
+import scipy_openblas64 as _scipy_openblas64  # noqa: F401
+
+__version__ = "0.1.0"
+
+from ._dispatch import Backend  # noqa: E402
+from ._config import empty_cache, get_num_threads, set_num_threads, show_config  # noqa: E402
+from ._autotune import benchmark, get_benchmark, set_benchmark  # noqa: E402
+from ._functional import (  # noqa: E402
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+    convolution,
+    select_backend,
+)
+
+__all__ = [
+    "Backend",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "convolution",
+    "select_backend",
+    "set_num_threads",
+    "get_num_threads",
+    "show_config",
+    "empty_cache",
+    "set_benchmark",
+    "get_benchmark",
+    "benchmark",
+]

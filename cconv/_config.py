@@ -1,0 +1,90 @@
+"""Threads, scratch memory and show_config."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import numpy as np
+
+from . import _kernels
+
+__all__ = ["set_num_threads", "get_num_threads", "show_config", "empty_cache", "workspace"]
+
+_lock = threading.Lock()
+_requested: list[int | None] = [None]
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads (n >= 1) in cconv's kernels from now on.
+
+    The OpenMP runtime is told too, so threadpoolctl sees the setting; a
+    threadpoolctl limit below ``n`` is respected."""
+    try:
+        n = int(n)
+    except (TypeError, ValueError):
+        raise TypeError(f"set_num_threads: n must be an int, but got {n!r}") from None
+    if n < 1:
+        raise ValueError(f"set_num_threads: n must be >= 1, but got n={n}")
+    with _lock:
+        _requested[0] = n
+    _kernels.openmp_set_threads(n)
+
+
+def get_num_threads() -> int:
+    """Threads the kernels use: the last ``set_num_threads``, else
+    ``OMP_NUM_THREADS``, else the CPU count (capped by threadpoolctl)."""
+    omp = max(1, int(_kernels.openmp_max_threads()))
+    n = _requested[0]
+    return omp if n is None else max(1, min(n, omp))
+
+
+_tls = threading.local()
+_generation = [0]
+
+
+def workspace(nbytes: int) -> np.ndarray | None:
+    """A uint8 scratch buffer of at least ``nbytes``, kept per Python thread
+    and reused from call to call (grown as needed)."""
+    if nbytes <= 0:
+        return None
+    buf = getattr(_tls, "buf", None)
+    if buf is None or buf.nbytes < nbytes or getattr(_tls, "gen", -1) != _generation[0]:
+        _tls.buf = None
+        # grow geometrically so a sequence of slightly larger calls does not
+        # map fresh pages every time
+        size = max(int(nbytes), int(buf.nbytes * 1.5) if buf is not None else 0)
+        _tls.buf = buf = np.empty(size, dtype=np.uint8)
+        _tls.gen = _generation[0]
+    return buf
+
+
+def empty_cache() -> None:
+    """Release the scratch memory kept between calls."""
+    _generation[0] += 1
+    _tls.buf = None
+
+
+def show_config(file=None) -> None:
+    """Print the version, the BLAS, the SIMD level, threads and the CUDA path."""
+    from . import __version__
+    from ._dispatch import simd_level
+
+    out = file if file is not None else sys.stdout
+    try:
+        from . import _cuda
+
+        cuda = _cuda.describe()
+    except Exception as e:  # pragma: no cover - defensive
+        cuda = f"unavailable ({e})"
+    lines = [
+        f"cconv {__version__}",
+        f"  python      : {sys.version.split()[0]}",
+        f"  numpy       : {np.__version__}",
+        f"  BLAS        : scipy-openblas64, core {_kernels.blas_corename()} ({_kernels.blas_config().strip()})",
+        f"  SIMD        : {simd_level()}",
+        f"  threads     : {get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})",
+        f"  workspace   : capped at {_kernels.WORKSPACE_CAP // (1024 * 1024)} MiB per call",
+        f"  CUDA path   : {cuda}",
+    ]
+    print("\n".join(lines), file=out)

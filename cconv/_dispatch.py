@@ -1,0 +1,122 @@
+"""Backends and the choice among them.
+
+``BACKENDS`` is an ordered list (oneDNN's implementation list): the first
+backend whose ``supports`` returns None runs the problem, unless the caller
+forces one with ``backend=`` or autotuning has cached a winner.
+"""
+from __future__ import annotations
+
+import enum
+import importlib
+from typing import Any
+
+__all__ = ["Backend", "select", "backend_module", "simd_level", "BACKEND_ORDER"]
+
+
+class Backend(enum.Enum):
+    """The convolution implementations cconv can run."""
+
+    EMPTY = "empty"
+    GEMM = "gemm"
+    GEMM_TRANSPOSE = "gemm_transpose"
+    DEPTHWISE = "depthwise"
+    WINOGRAD_DEPTHWISE_3X3 = "winograd_depthwise_3x3"
+    CUDA_GEMM = "cuda_gemm"
+    CUDA_GEMM_TRANSPOSE = "cuda_gemm_transpose"
+    CUDA_DEPTHWISE = "cuda_depthwise"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_MODULES = {
+    Backend.EMPTY: "empty",
+    Backend.GEMM: "gemm",
+    Backend.GEMM_TRANSPOSE: "gemm_transpose",
+    Backend.DEPTHWISE: "depthwise",
+    Backend.WINOGRAD_DEPTHWISE_3X3: "winograd",
+    Backend.CUDA_GEMM: "cuda_gemm",
+    Backend.CUDA_GEMM_TRANSPOSE: "cuda_gemm_transpose",
+    Backend.CUDA_DEPTHWISE: "cuda_depthwise",
+}
+
+# Default preference, most specialised first.
+BACKEND_ORDER = [
+    Backend.EMPTY,
+    Backend.CUDA_DEPTHWISE,
+    Backend.CUDA_GEMM,
+    Backend.CUDA_GEMM_TRANSPOSE,
+    Backend.DEPTHWISE,
+    Backend.GEMM,
+    Backend.GEMM_TRANSPOSE,
+]
+
+_loaded: dict[Backend, Any] = {}
+_missing: dict[Backend, str] = {}
+
+
+def backend_module(b: Backend):
+    """The module implementing ``b``, or None when this build lacks it."""
+    if b in _loaded:
+        return _loaded[b]
+    if b in _missing:
+        return None
+    try:
+        mod = importlib.import_module(f"cconv.backends.{_MODULES[b]}")
+    except ImportError as e:
+        _missing[b] = f"{b.name} is not available in this build ({e})"
+        return None
+    _loaded[b] = mod
+    return mod
+
+
+def as_backend(backend: Any) -> Backend:
+    """A ``Backend`` from a member, its value or its name."""
+    if isinstance(backend, Backend):
+        return backend
+    if isinstance(backend, str):
+        for b in Backend:
+            if backend == b.value or backend.upper() == b.name:
+                return b
+        raise ValueError(
+            f"backend: unknown backend {backend!r}; expected one of "
+            + ", ".join(repr(b.value) for b in Backend)
+        )
+    raise TypeError(f"backend: expected a cconv.Backend or its string value, but got {type(backend).__name__}")
+
+
+def why_not(b: Backend, p, xp, need_backward: bool = False) -> str | None:
+    """None when ``b`` can run ``p``, else the reason it cannot."""
+    mod = backend_module(b)
+    if mod is None:
+        return _missing.get(b, f"{b.name} is not available")
+    return mod.supports(p, xp, need_backward)
+
+
+def select(p, xp, backend: Any = None, need_backward: bool = False):
+    """(Backend, module) that runs ``p``; ``backend`` forces one."""
+    if backend is not None:
+        b = as_backend(backend)
+        reason = why_not(b, p, xp, need_backward)
+        if reason is not None:
+            raise ValueError(f"backend={b.value!r} cannot run this convolution: {reason}")
+        return b, backend_module(b)
+    from . import _autotune
+
+    tuned = _autotune.lookup(p, xp, need_backward)
+    if tuned is not None:
+        return tuned, backend_module(tuned)
+    for b in BACKEND_ORDER:
+        if why_not(b, p, xp, need_backward) is None:
+            return b, backend_module(b)
+    raise ValueError("cconv: no backend can run this convolution")  # pragma: no cover
+
+
+def simd_level() -> str:
+    """The SIMD instruction set the direct kernels use."""
+    try:
+        from . import _depthwise  # type: ignore[attr-defined]
+
+        return str(_depthwise.isa())
+    except Exception:
+        return "none (no SIMD kernels in this build)"

@@ -1,0 +1,321 @@
+"""The forward API: conv1d/2d/3d, conv_transpose1d/2d/3d and convolution.
+
+A call is normalised here (array module, array-likes, dtypes, unbatched
+input), checked by ``_params.make_params``, and run on the backend that
+``_dispatch.select`` picks.  float16 is computed in float32; complex uses the
+Gauss trick (three real convolutions).  Backends only ever see real
+float32/float64 C-contiguous batched arrays.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence, Union
+
+import numpy as np
+
+from ._array import get_xp
+from ._dispatch import Backend, select
+from ._params import ConvParams, make_params
+
+__all__ = [
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "convolution",
+    "select_backend",
+]
+
+IntOrTuple = Union[int, Sequence[int]]
+Padding = Union[int, Sequence[int], str]
+
+_REAL = (np.dtype(np.float32), np.dtype(np.float64))
+_ALLOWED = {np.dtype(t) for t in (np.float16, np.float32, np.float64, np.complex64, np.complex128)}
+
+
+# --------------------------------------------------------------------------
+# argument normalisation shared with the backward API
+# --------------------------------------------------------------------------
+def as_array(xp, name: str, a: Any, fn: str):
+    """``a`` as an array of module ``xp`` (array-likes through asarray)."""
+    if a is None:
+        return None
+    if xp is np and not isinstance(a, np.ndarray):
+        try:
+            a = np.asarray(a)
+        except Exception as e:
+            raise TypeError(f"{fn}: {name} could not be converted to an array ({e})") from None
+    return a
+
+
+def check_dtypes(fn: str, **arrays) -> np.dtype:
+    """The shared dtype of the named arrays; TypeError when they differ or
+    are not float16/32/64 or complex64/128."""
+    dt = None
+    first = None
+    for name, a in arrays.items():
+        if a is None:
+            continue
+        d = np.dtype(a.dtype)
+        if d not in _ALLOWED:
+            raise TypeError(
+                f"{fn}: {name} has dtype {d}, which is not supported; expected float16, float32, "
+                f"float64, complex64 or complex128"
+            )
+        if dt is None:
+            dt, first = d, name
+        elif d != dt:
+            raise TypeError(
+                f"{fn}: {first} dtype ({dt}) and {name} dtype ({d}) should be the same"
+            )
+    return dt
+
+
+def compute_dtype(dt: np.dtype) -> np.dtype:
+    """The real dtype the kernels run in for user dtype ``dt``."""
+    if dt == np.float16:
+        return np.dtype(np.float32)
+    if dt.kind == "c":
+        return np.dtype(np.float32) if dt == np.complex64 else np.dtype(np.float64)
+    return dt
+
+
+def real_contig(xp, a, dtype):
+    """C-contiguous copy-or-view of a real array in ``dtype``."""
+    if a is None:
+        return None
+    return xp.ascontiguousarray(a, dtype=dtype)
+
+
+def check_out(xp, out, shape: tuple, dtype, fn: str, inputs: dict) -> None:
+    """``out=`` must be a C-contiguous writable array of the result's shape
+    and dtype that does not overlap an input."""
+    if xp is np and not isinstance(out, np.ndarray):
+        raise TypeError(f"{fn}: out must be a numpy.ndarray, but got {type(out).__name__}")
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"{fn}: out has shape {tuple(out.shape)}, but the result has shape {tuple(shape)}")
+    if np.dtype(out.dtype) != np.dtype(dtype):
+        raise ValueError(f"{fn}: out has dtype {out.dtype}, but the result has dtype {np.dtype(dtype)}")
+    if not out.flags.c_contiguous:
+        raise ValueError(f"{fn}: out must be C-contiguous (strides {out.strides} for shape {tuple(out.shape)})")
+    if xp is np and not out.flags.writeable:
+        raise ValueError(f"{fn}: out is read-only")
+    for name, a in inputs.items():
+        if a is not None and xp.may_share_memory(out, a):
+            raise ValueError(f"{fn}: out overlaps {name}; it must be a separate array")
+
+
+# --------------------------------------------------------------------------
+# running a real convolution on a backend
+# --------------------------------------------------------------------------
+def run_real(op: str, p: ConvParams, xp, a, w, b_or_none, out, backend=None, need_backward=False):
+    """Run ``op`` ('forward', 'grad_input', 'grad_weight') of ``p`` in
+    ``p.dtype`` (float32/float64) on C-contiguous arrays, into ``out``."""
+    _, mod = select(p, xp, backend, need_backward)
+    if op == "forward":
+        mod.forward(p, a, w, b_or_none, out)
+    elif op == "grad_input":
+        mod.grad_input(p, a, w, out)
+    else:
+        mod.grad_weight(p, a, w, out)
+    return out
+
+
+def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backward=False):
+    """The forward of ``p`` for any supported dtype (batched arrays).
+
+    ``x``, ``w``, ``b`` are arrays of the user's dtype ``dt`` (any strides);
+    the result has ``p.output_shape`` and dtype ``dt``; ``out`` (C-contiguous,
+    checked) is written when given."""
+    dt = np.dtype(x.dtype)
+    cdt = compute_dtype(dt)
+    pr = p.with_dtype(cdt)
+    shape = p.output_shape
+    if dt in _REAL:
+        y = out if out is not None else xp.empty(shape, dtype=dt)
+        return run_real(
+            "forward", pr, xp, real_contig(xp, x, cdt), real_contig(xp, w, cdt),
+            real_contig(xp, b, cdt), y, backend, need_backward,
+        )
+    if dt.kind == "f":  # float16: computed in float32
+        y32 = xp.empty(shape, dtype=cdt)
+        run_real(
+            "forward", pr, xp, real_contig(xp, x, cdt), real_contig(xp, w, cdt),
+            real_contig(xp, b, cdt), y32, backend, need_backward,
+        )
+        if out is None:
+            return y32.astype(dt)
+        out[...] = y32
+        return out
+    # complex: Gauss trick, (a + ib)(c + id) from three real convolutions
+    xr, xi = real_contig(xp, x.real, cdt), real_contig(xp, x.imag, cdt)
+    wr, wi = real_contig(xp, w.real, cdt), real_contig(xp, w.imag, cdt)
+    t1 = xp.empty(shape, dtype=cdt)
+    t2 = xp.empty(shape, dtype=cdt)
+    t3 = xp.empty(shape, dtype=cdt)
+    run_real("forward", pr, xp, xr, wr, None, t1, backend, need_backward)
+    run_real("forward", pr, xp, xi, wi, None, t2, backend, need_backward)
+    run_real("forward", pr, xp, xr + xi, wr + wi, None, t3, backend, need_backward)
+    y = out if out is not None else xp.empty(shape, dtype=dt)
+    yr = t1 - t2
+    t3 -= t1
+    t3 -= t2
+    if b is not None:
+        bshape = (1, -1) + (1,) * p.nsp
+        yr += b.real.astype(cdt).reshape(bshape)
+        t3 += b.imag.astype(cdt).reshape(bshape)
+    y.real = yr
+    y.imag = t3
+    return y
+
+
+def _conv_entry(
+    fn: str,
+    nsp: int | None,
+    input,
+    weight,
+    bias,
+    stride,
+    padding,
+    dilation,
+    groups,
+    transposed: bool,
+    output_padding,
+    out,
+    backend,
+):
+    xp = get_xp(input=input, weight=weight, bias=bias, out=out)
+    input = as_array(xp, "input", input, fn)
+    weight = as_array(xp, "weight", weight, fn)
+    bias = as_array(xp, "bias", bias, fn)
+    dt = check_dtypes(fn, input=input, weight=weight, bias=bias)
+    unbatched = False
+    if nsp is not None:
+        if weight.ndim != nsp + 2:
+            raise ValueError(
+                f"{fn}: expected a {nsp + 2}-dimensional weight (out_channels, in_channels/groups, "
+                f"*kernel_size), but got weight of size {list(weight.shape)}"
+            )
+        if input.ndim == nsp + 1:
+            unbatched = True
+            input = input[None]
+        elif input.ndim != nsp + 2:
+            raise ValueError(
+                f"Expected {nsp + 1}D (unbatched) or {nsp + 2}D (batched) input to {fn}, but got "
+                f"input of size: {list(input.shape)}"
+            )
+    p = make_params(
+        input.shape, weight.shape, None if bias is None else bias.shape,
+        stride, padding, dilation, transposed, output_padding, groups, fn, dt,
+    )
+    if out is not None:
+        res_shape = p.output_shape[1:] if unbatched else p.output_shape
+        check_out(xp, out, res_shape, dt, fn, {"input": input, "weight": weight, "bias": bias})
+        target = out[None] if unbatched else out
+        forward_any(p, xp, input, weight, bias, target, backend)
+        return out
+    y = forward_any(p, xp, input, weight, bias, None, backend)
+    return y[0] if unbatched else y
+
+
+# --------------------------------------------------------------------------
+# public functions
+# --------------------------------------------------------------------------
+def conv1d(input, weight, bias=None, stride: IntOrTuple = 1, padding: Padding = 0,
+           dilation: IntOrTuple = 1, groups: int = 1, *, out=None, backend=None):
+    """1-D convolution (cross-correlation), as ``torch.nn.functional.conv1d``.
+
+    input ``(N, C_in, L)`` or unbatched ``(C_in, L)``; weight
+    ``(C_out, C_in // groups, kL)``; bias ``(C_out,)`` or None.  Returns
+    ``(N, C_out, L_out)`` (unbatched: ``(C_out, L_out)``) of the input's dtype
+    and array type.  ``padding`` is an int, a 1-tuple, ``'valid'`` or ``'same'``.
+    """
+    return _conv_entry("conv1d", 1, input, weight, bias, stride, padding, dilation, groups, False, 0, out, backend)
+
+
+def conv2d(input, weight, bias=None, stride: IntOrTuple = 1, padding: Padding = 0,
+           dilation: IntOrTuple = 1, groups: int = 1, *, out=None, backend=None):
+    """2-D convolution, as ``torch.nn.functional.conv2d``.
+
+    input ``(N, C_in, H, W)`` or ``(C_in, H, W)``; weight
+    ``(C_out, C_in // groups, kH, kW)``; bias ``(C_out,)`` or None.  Returns
+    ``(N, C_out, H_out, W_out)`` (unbatched without N)."""
+    return _conv_entry("conv2d", 2, input, weight, bias, stride, padding, dilation, groups, False, 0, out, backend)
+
+
+def conv3d(input, weight, bias=None, stride: IntOrTuple = 1, padding: Padding = 0,
+           dilation: IntOrTuple = 1, groups: int = 1, *, out=None, backend=None):
+    """3-D convolution, as ``torch.nn.functional.conv3d``.
+
+    input ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``; weight
+    ``(C_out, C_in // groups, kD, kH, kW)``.  Returns ``(N, C_out, D_out,
+    H_out, W_out)`` (unbatched without N)."""
+    return _conv_entry("conv3d", 3, input, weight, bias, stride, padding, dilation, groups, False, 0, out, backend)
+
+
+def conv_transpose1d(input, weight, bias=None, stride: IntOrTuple = 1, padding: IntOrTuple = 0,
+                     output_padding: IntOrTuple = 0, groups: int = 1, dilation: IntOrTuple = 1,
+                     *, out=None, backend=None):
+    """1-D transposed convolution, as ``torch.nn.functional.conv_transpose1d``.
+
+    input ``(N, C_in, L)`` or ``(C_in, L)``; weight ``(C_in, C_out // groups,
+    kL)``.  ``L_out = (L - 1)*stride - 2*padding + dilation*(kL - 1) +
+    output_padding + 1``."""
+    return _conv_entry("conv_transpose1d", 1, input, weight, bias, stride, padding, dilation, groups, True,
+                       output_padding, out, backend)
+
+
+def conv_transpose2d(input, weight, bias=None, stride: IntOrTuple = 1, padding: IntOrTuple = 0,
+                     output_padding: IntOrTuple = 0, groups: int = 1, dilation: IntOrTuple = 1,
+                     *, out=None, backend=None):
+    """2-D transposed convolution, as ``torch.nn.functional.conv_transpose2d``.
+
+    input ``(N, C_in, H, W)`` or ``(C_in, H, W)``; weight ``(C_in, C_out //
+    groups, kH, kW)``; returns ``(N, C_out, H_out, W_out)``."""
+    return _conv_entry("conv_transpose2d", 2, input, weight, bias, stride, padding, dilation, groups, True,
+                       output_padding, out, backend)
+
+
+def conv_transpose3d(input, weight, bias=None, stride: IntOrTuple = 1, padding: IntOrTuple = 0,
+                     output_padding: IntOrTuple = 0, groups: int = 1, dilation: IntOrTuple = 1,
+                     *, out=None, backend=None):
+    """3-D transposed convolution, as ``torch.nn.functional.conv_transpose3d``.
+
+    input ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``; weight ``(C_in,
+    C_out // groups, kD, kH, kW)``; returns ``(N, C_out, D_out, H_out, W_out)``."""
+    return _conv_entry("conv_transpose3d", 3, input, weight, bias, stride, padding, dilation, groups, True,
+                       output_padding, out, backend)
+
+
+def convolution(input, weight, bias, stride: IntOrTuple, padding: IntOrTuple, dilation: IntOrTuple,
+                transposed: bool, output_padding: IntOrTuple, groups: int, *, out=None, backend=None):
+    """Any convolution, as ``torch.convolution`` (batched input only).
+
+    input ``(N, C_in, *spatial)`` with 1 to 3 spatial dims; weight as for
+    the plain or transposed function; a non-transposed convolution ignores a
+    non-negative ``output_padding``."""
+    return _conv_entry("convolution", None, input, weight, bias, stride, padding, dilation, groups,
+                       bool(transposed), output_padding, out, backend)
+
+
+def select_backend(input, weight, bias=None, stride: IntOrTuple = 1, padding: Padding = 0,
+                   dilation: IntOrTuple = 1, transposed: bool = False, output_padding: IntOrTuple = 0,
+                   groups: int = 1, need_backward: bool = False) -> Backend:
+    """The backend a forward call with these arguments would run.
+
+    ``input`` may be batched or unbatched; arrays may also be shape tuples'
+    worth of real arrays (only shapes and dtypes are read)."""
+    fn = "select_backend"
+    xp = get_xp(input=input, weight=weight, bias=bias)
+    input = as_array(xp, "input", input, fn)
+    weight = as_array(xp, "weight", weight, fn)
+    bias = as_array(xp, "bias", bias, fn)
+    dt = check_dtypes(fn, input=input, weight=weight, bias=bias)
+    shape = tuple(input.shape)
+    if len(shape) == weight.ndim - 1:
+        shape = (1,) + shape
+    p = make_params(shape, weight.shape, None if bias is None else bias.shape, stride, padding, dilation,
+                    bool(transposed), output_padding, groups, fn, compute_dtype(dt))
+    b, _ = select(p, xp, None, need_backward)
+    return b

@@ -1,0 +1,189 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+"""Thin nogil wrappers over the C core (src/cconv.h).
+
+Every array argument is a flattened, C-contiguous NumPy array of float32 or
+float64 (the callers in cconv/backends ensure it); ``geom`` is the tuple
+``ConvParams.geom()`` returns.  Scratch memory is a uint8 array from
+``cconv._config.workspace``.  Errors from the C side come back as
+``MemoryError`` (no scratch memory) or ``ValueError``.
+"""
+from libc.stdint cimport int64_t
+
+cdef extern from "cconv.h" nogil:
+    ctypedef struct cc_geom:
+        int64_t batch
+        int64_t groups
+        int64_t c_in
+        int64_t c_out
+        int64_t[3] in_ "in"
+        int64_t[3] out
+        int64_t[3] k
+        int64_t[3] stride
+        int64_t[3] pad
+        int64_t[3] dil
+    int CC_OK, CC_ERR_NOMEM, CC_ERR_ARG
+    int64_t CC_WORKSPACE_CAP
+    int64_t cc_conv_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize)
+    int64_t cc_conv_adj_workspace(const cc_geom *g, int nthreads, int64_t elsize)
+    int64_t cc_conv_wgrad_workspace(const cc_geom *g, int nthreads, int64_t elsize)
+    int cc_conv_fwd_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
+                        float *y, void *ws, int64_t ws_bytes, int nthreads)
+    int cc_conv_fwd_f64(const cc_geom *g, const double *x, const double *w, const double *bias,
+                        double *y, void *ws, int64_t ws_bytes, int nthreads)
+    int cc_conv_adj_f32(const cc_geom *g, const float *y, const float *w, const float *bias,
+                        float *x, void *ws, int64_t ws_bytes, int nthreads)
+    int cc_conv_adj_f64(const cc_geom *g, const double *y, const double *w, const double *bias,
+                        double *x, void *ws, int64_t ws_bytes, int nthreads)
+    int cc_conv_wgrad_f32(const cc_geom *g, const float *x, const float *gy, float *gw,
+                          void *ws, int64_t ws_bytes, int nthreads)
+    int cc_conv_wgrad_f64(const cc_geom *g, const double *x, const double *gy, double *gw,
+                          void *ws, int64_t ws_bytes, int nthreads)
+    void cc_bias_grad_f32(int64_t batch, int64_t channels, int64_t spatial,
+                          const float *gy, float *gb, int nthreads)
+    void cc_bias_grad_f64(int64_t batch, int64_t channels, int64_t spatial,
+                          const double *gy, double *gb, int nthreads)
+    const char *cc_blas_config()
+    const char *cc_blas_corename()
+    int cc_openmp_max_threads()
+    void cc_openmp_set_threads(int n)
+
+ctypedef fused real:
+    float
+    double
+
+WORKSPACE_CAP = CC_WORKSPACE_CAP
+
+
+cdef int _fill(cc_geom *g, tuple geom) except -1:
+    """geom = (batch, groups, c_in, c_out, in3, out3, k3, stride3, pad3, dil3)."""
+    cdef int d
+    g.batch = geom[0]
+    g.groups = geom[1]
+    g.c_in = geom[2]
+    g.c_out = geom[3]
+    for d in range(3):
+        g.in_[d] = geom[4][d]
+        g.out[d] = geom[5][d]
+        g.k[d] = geom[6][d]
+        g.stride[d] = geom[7][d]
+        g.pad[d] = geom[8][d]
+        g.dil[d] = geom[9][d]
+    return 0
+
+
+cdef inline void *_p(real[::1] a) noexcept nogil:
+    return <void *>&a[0] if a is not None and a.shape[0] > 0 else NULL
+
+
+cdef inline void *_pw(unsigned char[::1] a) noexcept nogil:
+    return <void *>&a[0] if a is not None and a.shape[0] > 0 else NULL
+
+
+cdef int _check(int rc) except -1:
+    if rc == CC_ERR_NOMEM:
+        raise MemoryError("cconv: the convolution's scratch memory is smaller than the kernel needs")
+    if rc != CC_OK:
+        raise ValueError("cconv: the C kernel rejected the convolution geometry")
+    return 0
+
+
+def workspace_bytes(str kind, tuple geom, int nthreads, int elsize):
+    """Scratch bytes the 'fwd', 'adj' or 'wgrad' kernel needs."""
+    cdef cc_geom g
+    _fill(&g, geom)
+    if kind == "fwd":
+        return cc_conv_fwd_workspace(&g, nthreads, elsize)
+    if kind == "adj":
+        return cc_conv_adj_workspace(&g, nthreads, elsize)
+    if kind == "wgrad":
+        return cc_conv_wgrad_workspace(&g, nthreads, elsize)
+    raise ValueError(kind)
+
+
+def conv_fwd(tuple geom, real[::1] x, real[::1] w, real[::1] b, real[::1] y,
+             unsigned char[::1] ws, int nthreads):
+    """y = conv(x, w) + b; b may be None."""
+    cdef cc_geom g
+    cdef int rc
+    _fill(&g, geom)
+    cdef void *px = _p(x)
+    cdef void *pw = _p(w)
+    cdef void *pb = _p(b)
+    cdef void *py = _p(y)
+    cdef void *pws = _pw(ws)
+    cdef int64_t nws = ws.shape[0] if ws is not None else 0
+    with nogil:
+        if real is float:
+            rc = cc_conv_fwd_f32(&g, <float *>px, <float *>pw, <float *>pb, <float *>py, pws, nws, nthreads)
+        else:
+            rc = cc_conv_fwd_f64(&g, <double *>px, <double *>pw, <double *>pb, <double *>py, pws, nws, nthreads)
+    _check(rc)
+
+
+def conv_adj(tuple geom, real[::1] y, real[::1] w, real[::1] b, real[::1] x,
+             unsigned char[::1] ws, int nthreads):
+    """x = conv_adjoint(y, w) + b (transposed forward / grad_input)."""
+    cdef cc_geom g
+    cdef int rc
+    _fill(&g, geom)
+    cdef void *py = _p(y)
+    cdef void *pw = _p(w)
+    cdef void *pb = _p(b)
+    cdef void *px = _p(x)
+    cdef void *pws = _pw(ws)
+    cdef int64_t nws = ws.shape[0] if ws is not None else 0
+    with nogil:
+        if real is float:
+            rc = cc_conv_adj_f32(&g, <float *>py, <float *>pw, <float *>pb, <float *>px, pws, nws, nthreads)
+        else:
+            rc = cc_conv_adj_f64(&g, <double *>py, <double *>pw, <double *>pb, <double *>px, pws, nws, nthreads)
+    _check(rc)
+
+
+def conv_wgrad(tuple geom, real[::1] x, real[::1] gy, real[::1] gw,
+               unsigned char[::1] ws, int nthreads):
+    """gw = d<gy, conv(x, w)>/dw."""
+    cdef cc_geom g
+    cdef int rc
+    _fill(&g, geom)
+    cdef void *px = _p(x)
+    cdef void *pgy = _p(gy)
+    cdef void *pgw = _p(gw)
+    cdef void *pws = _pw(ws)
+    cdef int64_t nws = ws.shape[0] if ws is not None else 0
+    with nogil:
+        if real is float:
+            rc = cc_conv_wgrad_f32(&g, <float *>px, <float *>pgy, <float *>pgw, pws, nws, nthreads)
+        else:
+            rc = cc_conv_wgrad_f64(&g, <double *>px, <double *>pgy, <double *>pgw, pws, nws, nthreads)
+    _check(rc)
+
+
+def bias_grad(int64_t batch, int64_t channels, int64_t spatial, real[::1] gy,
+              real[::1] gb, int nthreads):
+    """gb[c] = sum over batch and space of gy (batch, channels, spatial)."""
+    cdef void *pgy = _p(gy)
+    cdef void *pgb = _p(gb)
+    if channels == 0:
+        return
+    with nogil:
+        if real is float:
+            cc_bias_grad_f32(batch, channels, spatial, <float *>pgy, <float *>pgb, nthreads)
+        else:
+            cc_bias_grad_f64(batch, channels, spatial, <double *>pgy, <double *>pgb, nthreads)
+
+
+def blas_config():
+    return (<bytes>cc_blas_config()).decode("ascii", "replace")
+
+
+def blas_corename():
+    return (<bytes>cc_blas_corename()).decode("ascii", "replace")
+
+
+def openmp_max_threads():
+    return cc_openmp_max_threads()
+
+
+def openmp_set_threads(int n):
+    cc_openmp_set_threads(n)

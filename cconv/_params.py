@@ -1,0 +1,331 @@
+"""Argument normalisation and every shape check, done once per call.
+
+``make_params`` turns the user's arguments into a frozen ``ConvParams``
+(output shape included) or raises ``ValueError``/``TypeError`` naming the
+offending argument, the way PyTorch's ``_convolution`` and
+``check_shape_forward`` do, before any kernel runs.
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["ConvParams", "make_params", "normalize_int_tuple", "PaddingStringError"]
+
+_INT64_MAX = (1 << 63) - 1
+
+
+class PaddingStringError(ValueError, TypeError):
+    """A padding string where none is allowed (transposed convolutions).
+
+    PyTorch raises ``TypeError`` here (its argument parser) while cconv's
+    rule is ``ValueError`` for bad parameters: this is both."""
+
+
+def _fmt(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(int(s)) for s in shape) + "]"
+
+
+def _as_int(name: str, v: Any, fn: str) -> int:
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{fn}: {name} must be an int or a tuple of ints, but got a bool ({v!r})")
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError(
+            f"{fn}: {name} must be an int or a tuple of ints, but got {type(v).__name__} ({v!r})"
+        ) from None
+
+
+def normalize_int_tuple(name: str, value: Any, nsp: int, fn: str) -> tuple[int, ...]:
+    """An int, or a list/tuple of 1 or ``nsp`` ints, as a tuple of ``nsp`` ints."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        vals = tuple(_as_int(name, v, fn) for v in value)
+        if len(vals) == 1:
+            return vals * nsp
+        if len(vals) != nsp:
+            raise ValueError(
+                f"{fn}: expected {name} to be a single integer value or a list of {nsp} values "
+                f"to match the convolution dimensions, but got {name}={list(vals)}"
+            )
+        return vals
+    return (_as_int(name, value, fn),) * nsp
+
+
+@dataclass(frozen=True)
+class ConvParams:
+    """One convolution problem, in the user's view (see docs/internals.md).
+
+    Shapes are batched: input ``(batch, c_in, *in_size)``, weight
+    ``(c_out, c_in // groups, *kernel)`` or, transposed,
+    ``(c_in, c_out // groups, *kernel)``, output ``(batch, c_out, *out_size)``.
+    """
+
+    nsp: int
+    transposed: bool
+    batch: int
+    c_in: int
+    c_out: int
+    groups: int
+    in_size: tuple[int, ...]
+    out_size: tuple[int, ...]
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    pad_before: tuple[int, ...]
+    pad_after: tuple[int, ...]
+    dilation: tuple[int, ...]
+    output_padding: tuple[int, ...]
+    dtype: Any = None
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return (self.batch, self.c_in) + self.in_size
+
+    @property
+    def output_shape(self) -> tuple[int, ...]:
+        return (self.batch, self.c_out) + self.out_size
+
+    @property
+    def weight_shape(self) -> tuple[int, ...]:
+        if self.transposed:
+            return (self.c_in, self.c_out // self.groups) + self.kernel
+        return (self.c_out, self.c_in // self.groups) + self.kernel
+
+    @property
+    def is_depthwise(self) -> bool:
+        """groups == C_in >= 2 of the plain convolution (any multiplier)."""
+        cin = self.c_out if self.transposed else self.c_in
+        return self.groups >= 2 and self.groups == cin
+
+    def with_dtype(self, dtype) -> "ConvParams":
+        d = dict(self.__dict__)
+        d["dtype"] = np.dtype(dtype)
+        return ConvParams(**d)
+
+    def with_batch(self, batch: int) -> "ConvParams":
+        d = dict(self.__dict__)
+        d["batch"] = int(batch)
+        return ConvParams(**d)
+
+    def flops(self) -> int:
+        """Multiply-adds x 2 of the direct convolution."""
+        k = int(np.prod(self.kernel))
+        if self.transposed:
+            return 2 * self.batch * self.c_in * int(np.prod(self.in_size)) * (self.c_out // self.groups) * k
+        return 2 * self.batch * self.c_out * int(np.prod(self.out_size)) * (self.c_in // self.groups) * k
+
+    def geom(self) -> tuple:
+        """The plain-convolution geometry of src/cconv.h, padded to 3-D."""
+        lead = 3 - self.nsp
+
+        def pad3(t, fill):
+            return (fill,) * lead + tuple(t)
+
+        if self.transposed:
+            c_in, c_out, im, co = self.c_out, self.c_in, self.out_size, self.in_size
+        else:
+            c_in, c_out, im, co = self.c_in, self.c_out, self.in_size, self.out_size
+        return (
+            self.batch,
+            self.groups,
+            c_in,
+            c_out,
+            pad3(im, 1),
+            pad3(co, 1),
+            pad3(self.kernel, 1),
+            pad3(self.stride, 1),
+            pad3(self.pad_before, 0),
+            pad3(self.dilation, 1),
+        )
+
+
+def _check_size(what: str, shape: Sequence[int]) -> None:
+    n = 1
+    for s in shape:
+        if s > _INT64_MAX:
+            raise ValueError(f"{what} size {tuple(shape)} does not fit 64-bit indexing")
+        n *= s
+    if n > _INT64_MAX:
+        raise ValueError(
+            f"{what} of shape {tuple(shape)} has {n} elements, more than 64-bit indexing allows"
+        )
+
+
+def make_params(
+    input_shape: Sequence[int],
+    weight_shape: Sequence[int],
+    bias_shape: Sequence[int] | None,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    transposed: bool,
+    output_padding: Any,
+    groups: Any,
+    fn: str,
+    dtype: Any = None,
+) -> ConvParams:
+    """Check every argument and compute the output shape (batched shapes)."""
+    input_shape = tuple(int(s) for s in input_shape)
+    weight_shape = tuple(int(s) for s in weight_shape)
+    wdim = len(weight_shape)
+    if wdim < 3 or wdim > 5:
+        raise ValueError(
+            f"{fn}: weight must have 3, 4 or 5 dimensions (1-D, 2-D or 3-D convolution), "
+            f"but got weight of size {_fmt(weight_shape)}"
+        )
+    nsp = wdim - 2
+    if len(input_shape) != wdim:
+        raise ValueError(
+            f"{fn}: expected {wdim}-dimensional input for {wdim}-dimensional weight "
+            f"{_fmt(weight_shape)}, but got {len(input_shape)}-dimensional input of size "
+            f"{_fmt(input_shape)} instead"
+        )
+    groups = _as_int("groups", groups, fn)
+    if groups <= 0:
+        raise ValueError(f"{fn}: non-positive groups is not supported (groups={groups})")
+    stride = normalize_int_tuple("stride", stride, nsp, fn)
+    dilation = normalize_int_tuple("dilation", dilation, nsp, fn)
+    output_padding = normalize_int_tuple("output_padding", output_padding, nsp, fn)
+    if any(s <= 0 for s in stride):
+        raise ValueError(f"{fn}: non-positive stride is not supported (stride={list(stride)})")
+    if any(d <= 0 for d in dilation):
+        raise ValueError(f"{fn}: non-positive dilation is not supported (dilation={list(dilation)})")
+    if any(o < 0 for o in output_padding):
+        raise ValueError(
+            f"{fn}: negative output_padding is not supported (output_padding={list(output_padding)})"
+        )
+    kernel = weight_shape[2:]
+    if isinstance(padding, str):
+        if transposed:
+            raise PaddingStringError(
+                f"{fn}: padding must be an int or a tuple of ints for a transposed convolution, "
+                f"but got the string {padding!r}"
+            )
+        if padding == "valid":
+            pad_before = pad_after = (0,) * nsp
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(
+                    f"{fn}: padding='same' is not supported for strided convolutions "
+                    f"(stride={list(stride)})"
+                )
+            total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+            pad_before = tuple(t // 2 for t in total)
+            pad_after = tuple(t - t // 2 for t in total)
+        else:
+            raise ValueError(
+                f"{fn}: Invalid padding string: {padding!r}; expected 'same', 'valid', an int or a tuple of ints"
+            )
+    else:
+        pad_before = normalize_int_tuple("padding", padding, nsp, fn)
+        if any(p < 0 for p in pad_before):
+            raise ValueError(f"{fn}: negative padding is not supported (padding={list(pad_before)})")
+        pad_after = pad_before
+
+    batch, c_in_x = input_shape[0], input_shape[1]
+    in_size = input_shape[2:]
+    if transposed:
+        if weight_shape[0] < 1:
+            raise ValueError(
+                f"{fn}: Given groups={groups}, expected weight to be at least 1 at dimension 0, "
+                f"but got weight of size {_fmt(weight_shape)} instead"
+            )
+        if weight_shape[0] % groups != 0:
+            raise ValueError(
+                f"{fn}: Given groups={groups}, expected weight to be divisible by {groups} at "
+                f"dimension 0, but got weight of size {_fmt(weight_shape)} instead"
+            )
+        if c_in_x != weight_shape[0]:
+            raise ValueError(
+                f"{fn}: Given transposed=1, weight of size {_fmt(weight_shape)}, expected "
+                f"input{_fmt(input_shape)} to have {weight_shape[0]} channels, but got {c_in_x} "
+                f"channels instead"
+            )
+        c_out = weight_shape[1] * groups
+        for i in range(nsp):
+            if not (output_padding[i] < stride[i] or output_padding[i] < dilation[i]):
+                raise ValueError(
+                    f"{fn}: output_padding must be smaller than either stride or dilation, but got "
+                    f"output_padding={list(output_padding)}, stride={list(stride)}, "
+                    f"dilation={list(dilation)}"
+                )
+    else:
+        if weight_shape[0] < 1:
+            raise ValueError(
+                f"{fn}: Given groups={groups}, expected weight to be at least 1 at dimension 0, "
+                f"but got weight of size {_fmt(weight_shape)} instead"
+            )
+        if weight_shape[0] % groups != 0:
+            raise ValueError(
+                f"{fn}: Given groups={groups}, expected weight to be divisible by {groups} at "
+                f"dimension 0, but got weight of size {_fmt(weight_shape)} instead"
+            )
+        if c_in_x != weight_shape[1] * groups:
+            raise ValueError(
+                f"{fn}: Given groups={groups}, weight of size {_fmt(weight_shape)}, expected "
+                f"input{_fmt(input_shape)} to have {weight_shape[1] * groups} channels, but got "
+                f"{c_in_x} channels instead"
+            )
+        c_out = weight_shape[0]
+        output_padding = (0,) * nsp  # ignored by a plain convolution, as in PyTorch
+    if bias_shape is not None:
+        bias_shape = tuple(int(s) for s in bias_shape)
+        if len(bias_shape) != 1 or bias_shape[0] != c_out:
+            raise ValueError(
+                f"{fn}: Given weight of size {_fmt(weight_shape)}, expected bias to be 1-dimensional "
+                f"with {c_out} elements, but got bias of size {_fmt(bias_shape)} instead"
+            )
+
+    if transposed:
+        out_size = tuple(
+            (i - 1) * s - pb - pa + d * (k - 1) + op + 1
+            for i, s, pb, pa, d, k, op in zip(in_size, stride, pad_before, pad_after, dilation, kernel, output_padding)
+        )
+        if any(i < 1 for i in in_size) or any(o < 1 for o in out_size):
+            raise ValueError(
+                f"{fn}: Given input size per channel: {tuple(in_size)}, the calculated output size "
+                f"per channel is {out_size}: output size is too small (input, padding={list(pad_before)}, "
+                f"kernel size {tuple(kernel)})"
+            )
+    else:
+        padded = tuple(i + pb + pa for i, pb, pa in zip(in_size, pad_before, pad_after))
+        dk = tuple(d * (k - 1) + 1 for d, k in zip(dilation, kernel))
+        if any(p < k for p, k in zip(padded, dk)):
+            raise ValueError(
+                f"{fn}: Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+                f"Kernel size: ({' x '.join(map(str, dk))}). Kernel size can't be greater than "
+                f"actual input size (input of size {_fmt(input_shape)}, weight of size "
+                f"{_fmt(weight_shape)}, padding={list(pad_before)}, dilation={list(dilation)})"
+            )
+        out_size = tuple((p - k) // s + 1 for p, k, s in zip(padded, dk, stride))
+    if any(k < 1 for k in kernel):
+        raise ValueError(f"{fn}: weight of size {_fmt(weight_shape)} has an empty kernel")
+    if not transposed and c_in_x == 0:
+        c_out = 0  # ATen's Empty backend: (N, 0, *out)
+    _check_size(f"{fn}: output", (batch, c_out) + out_size)
+    _check_size(f"{fn}: input", input_shape)
+    for name, vals in (("stride", stride), ("padding", pad_before), ("dilation", dilation)):
+        if any(v > _INT64_MAX // 4 for v in vals):
+            raise ValueError(f"{fn}: {name}={list(vals)} is too large for 64-bit indexing")
+    return ConvParams(
+        nsp=nsp,
+        transposed=bool(transposed),
+        batch=batch,
+        c_in=c_in_x,
+        c_out=c_out,
+        groups=groups,
+        in_size=in_size,
+        out_size=out_size,
+        kernel=kernel,
+        stride=stride,
+        pad_before=pad_before,
+        pad_after=pad_after,
+        dilation=dilation,
+        output_padding=output_padding,
+        dtype=None if dtype is None else np.dtype(dtype),
+    )

@@ -1,0 +1,41 @@
+"""The three GEMM kernels of src/gemm_conv.c, called with scratch memory
+from the per-thread cache.  Shared by the GEMM and GEMM_TRANSPOSE backends."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _kernels
+from .._config import get_num_threads, workspace
+
+
+def _flat(a):
+    return None if a is None else a.reshape(-1)
+
+
+def _ws(kind: str, geom: tuple, nt: int, dtype) -> np.ndarray | None:
+    nbytes = _kernels.workspace_bytes(kind, geom, nt, np.dtype(dtype).itemsize)
+    return workspace(nbytes)
+
+
+def plain_forward(geom, x, w, b, y) -> None:
+    """y (plain output side) = conv(x, w) + b."""
+    nt = get_num_threads()
+    _kernels.conv_fwd(geom, _flat(x), _flat(w), _flat(b), _flat(y), _ws("fwd", geom, nt, y.dtype), nt)
+
+
+def plain_adjoint(geom, y, w, b, x) -> None:
+    """x (plain input side) = conv_adjoint(y, w) + b."""
+    nt = get_num_threads()
+    _kernels.conv_adj(geom, _flat(y), _flat(w), _flat(b), _flat(x), _ws("adj", geom, nt, x.dtype), nt)
+
+
+def plain_wgrad(geom, x, gy, gw) -> None:
+    """gw = gradient of <gy, conv(x, w)> with respect to w."""
+    nt = get_num_threads()
+    _kernels.conv_wgrad(geom, _flat(x), _flat(gy), _flat(gw), _ws("wgrad", geom, nt, gw.dtype), nt)
+
+
+def check_cpu(xp) -> str | None:
+    if xp is not np:
+        return "it runs NumPy arrays on the CPU (use the CUDA_* backends for CuPy arrays)"
+    return None

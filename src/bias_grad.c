@@ -1,0 +1,39 @@
+/* grad_bias: the sum of grad_output over batch and space, per channel.
+ * float32 sums in double; each channel is one OpenMP work item and its sum
+ * runs in a fixed order, so the result does not depend on the threads. */
+#include "cconv.h"
+
+void cc_bias_grad_f32(int64_t batch, int64_t channels, int64_t spatial,
+                      const float *gy, float *gb, int nthreads) {
+#pragma omp parallel for schedule(static) num_threads(nthreads) if (nthreads > 1 && channels > 1)
+    for (int64_t c = 0; c < channels; ++c) {
+        double s = 0.0;
+        for (int64_t n = 0; n < batch; ++n) {
+            const float *row = gy + (n * channels + c) * spatial;
+            double part = 0.0;
+            for (int64_t j = 0; j < spatial; ++j) part += row[j];
+            s += part;
+        }
+        gb[c] = (float)s;
+    }
+}
+
+/* float64: blocks of 256 summed into a running total keeps the rounding
+ * error growth at O(n/256) rather than O(n). */
+void cc_bias_grad_f64(int64_t batch, int64_t channels, int64_t spatial,
+                      const double *gy, double *gb, int nthreads) {
+#pragma omp parallel for schedule(static) num_threads(nthreads) if (nthreads > 1 && channels > 1)
+    for (int64_t c = 0; c < channels; ++c) {
+        double s = 0.0;
+        for (int64_t n = 0; n < batch; ++n) {
+            const double *row = gy + (n * channels + c) * spatial;
+            for (int64_t j0 = 0; j0 < spatial; j0 += 256) {
+                int64_t j1 = j0 + 256 < spatial ? j0 + 256 : spatial;
+                double part = 0.0;
+                for (int64_t j = j0; j < j1; ++j) part += row[j];
+                s += part;
+            }
+        }
+        gb[c] = s;
+    }
+}

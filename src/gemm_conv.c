@@ -1,0 +1,48 @@
+/* Convolution as GEMM: forward (im2col + GEMM), adjoint (GEMM + col2im: the
+ * transposed convolution and the plain one's grad_input) and the weight
+ * gradient (im2col + GEMM accumulated over the batch), float32 and float64.
+ * The bodies are gemm_conv_impl.h; the work split is gemm_plan.h. */
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#else
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
+
+#include "blas.h"
+#include "cconv.h"
+#include "gemm_plan.h"
+
+#define CC_T float
+#define CC_SFX f32
+#define CC_GEMM CC_SGEMM
+#include "gemm_conv_impl.h"
+#undef CC_T
+#undef CC_SFX
+#undef CC_GEMM
+
+#define CC_T double
+#define CC_SFX f64
+#define CC_GEMM CC_DGEMM
+#include "gemm_conv_impl.h"
+#undef CC_T
+#undef CC_SFX
+#undef CC_GEMM
+
+int64_t cc_conv_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
+    int64_t e = elsize == 4 ? cc_conv_fwd_workspace_elems_f32(g, nthreads)
+                            : cc_conv_fwd_workspace_elems_f64(g, nthreads);
+    return e * elsize;
+}
+
+int64_t cc_conv_adj_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
+    int64_t e = elsize == 4 ? cc_conv_adj_workspace_elems_f32(g, nthreads)
+                            : cc_conv_adj_workspace_elems_f64(g, nthreads);
+    return e * elsize;
+}
+
+int64_t cc_conv_wgrad_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
+    int64_t e = elsize == 4 ? cc_conv_wgrad_workspace_elems_f32(g, nthreads)
+                            : cc_conv_wgrad_workspace_elems_f64(g, nthreads);
+    return e * elsize;
+}

@@ -1,0 +1,123 @@
+/*
+ * im2col / col2im body, instantiated once per element type by im2col.c with
+ * CC_T (the type) and CC_SFX (the name suffix) defined.
+ *
+ * Rows of col are (ci, t0, t1, t2); columns are the flattened output
+ * positions p0 .. p0+np-1.  Along the innermost spatial dimension the valid
+ * range of outputs for a tap is computed once, so the inner loops carry no
+ * bounds checks: zeros before, a copy (memcpy at stride 1), zeros after.
+ */
+#define CC_CAT2(a, b) a##b
+#define CC_CAT(a, b) CC_CAT2(a, b)
+
+/* First output index o with o*s - pad + off >= 0, clamped to [0, n]. */
+static inline int64_t CC_CAT(cc_first_valid_, CC_SFX)(int64_t s, int64_t pad,
+                                                      int64_t off, int64_t n) {
+    int64_t num = pad - off; /* need o*s >= num */
+    int64_t o = num <= 0 ? 0 : (num + s - 1) / s;
+    return o > n ? n : o;
+}
+
+/* One past the last output index o with o*s - pad + off < len, clamped. */
+static inline int64_t CC_CAT(cc_end_valid_, CC_SFX)(int64_t s, int64_t pad,
+                                                    int64_t off, int64_t len,
+                                                    int64_t n) {
+    int64_t num = len + pad - off; /* need o*s < num */
+    int64_t o = num <= 0 ? 0 : (num + s - 1) / s;
+    return o > n ? n : o;
+}
+
+void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
+                                int64_t p0, int64_t np, CC_T *col,
+                                int64_t ldc) {
+    const int64_t O1 = g->out[1], O2 = g->out[2];
+    const int64_t I0 = g->in[0], I1 = g->in[1], I2 = g->in[2];
+    const int64_t K0 = g->k[0], K1 = g->k[1], K2 = g->k[2];
+    const int64_t S2 = g->stride[2], P2 = g->pad[2], D2 = g->dil[2];
+    const int64_t plane = I0 * I1 * I2;
+    const int64_t rows = cin * K0 * K1 * K2;
+    for (int64_t r = 0; r < rows; ++r) {
+        int64_t t2 = r % K2, t1 = (r / K2) % K1, t0 = (r / (K2 * K1)) % K0;
+        int64_t ci = r / (K0 * K1 * K2);
+        const CC_T *xc = x + ci * plane;
+        CC_T *dst = col + r * ldc;
+        const int64_t off2 = t2 * D2;
+        const int64_t lo2 = CC_CAT(cc_first_valid_, CC_SFX)(S2, P2, off2, O2);
+        const int64_t hi2 = CC_CAT(cc_end_valid_, CC_SFX)(S2, P2, off2, I2, O2);
+        int64_t p = p0, end = p0 + np;
+        while (p < end) {
+            int64_t o2 = p % O2, line = p / O2;
+            int64_t o1 = line % O1, o0 = line / O1;
+            int64_t n2 = O2 - o2;
+            if (n2 > end - p) n2 = end - p;
+            int64_t i0 = o0 * g->stride[0] - g->pad[0] + t0 * g->dil[0];
+            int64_t i1 = o1 * g->stride[1] - g->pad[1] + t1 * g->dil[1];
+            CC_T *d = dst + (p - p0);
+            if (i0 < 0 || i0 >= I0 || i1 < 0 || i1 >= I1 || lo2 >= hi2) {
+                memset(d, 0, (size_t)n2 * sizeof(CC_T));
+            } else {
+                const CC_T *src = xc + (i0 * I1 + i1) * I2 - P2 + off2;
+                int64_t a = o2, b = o2 + n2;
+                int64_t va = a > lo2 ? a : lo2, vb = b < hi2 ? b : hi2;
+                if (va >= vb) {
+                    memset(d, 0, (size_t)n2 * sizeof(CC_T));
+                } else {
+                    if (va > a) memset(d, 0, (size_t)(va - a) * sizeof(CC_T));
+                    if (S2 == 1) {
+                        memcpy(d + (va - a), src + va, (size_t)(vb - va) * sizeof(CC_T));
+                    } else {
+                        CC_T *dd = d + (va - a);
+                        const CC_T *ss = src + va * S2;
+                        for (int64_t o = va; o < vb; ++o, ss += S2) *dd++ = *ss;
+                    }
+                    if (b > vb) memset(d + (vb - a), 0, (size_t)(b - vb) * sizeof(CC_T));
+                }
+            }
+            p += n2;
+        }
+    }
+}
+
+void CC_CAT(cc_col2im_, CC_SFX)(const cc_geom *g, int64_t cin,
+                                const CC_T *col, int64_t p0, int64_t np,
+                                int64_t ldc, CC_T *x) {
+    const int64_t O1 = g->out[1], O2 = g->out[2];
+    const int64_t I0 = g->in[0], I1 = g->in[1], I2 = g->in[2];
+    const int64_t K0 = g->k[0], K1 = g->k[1], K2 = g->k[2];
+    const int64_t S2 = g->stride[2], P2 = g->pad[2], D2 = g->dil[2];
+    const int64_t plane = I0 * I1 * I2;
+    const int64_t rows = cin * K0 * K1 * K2;
+    for (int64_t r = 0; r < rows; ++r) {
+        int64_t t2 = r % K2, t1 = (r / K2) % K1, t0 = (r / (K2 * K1)) % K0;
+        int64_t ci = r / (K0 * K1 * K2);
+        CC_T *xc = x + ci * plane;
+        const CC_T *srcrow = col + r * ldc;
+        const int64_t off2 = t2 * D2;
+        const int64_t lo2 = CC_CAT(cc_first_valid_, CC_SFX)(S2, P2, off2, O2);
+        const int64_t hi2 = CC_CAT(cc_end_valid_, CC_SFX)(S2, P2, off2, I2, O2);
+        int64_t p = p0, end = p0 + np;
+        while (p < end) {
+            int64_t o2 = p % O2, line = p / O2;
+            int64_t o1 = line % O1, o0 = line / O1;
+            int64_t n2 = O2 - o2;
+            if (n2 > end - p) n2 = end - p;
+            int64_t i0 = o0 * g->stride[0] - g->pad[0] + t0 * g->dil[0];
+            int64_t i1 = o1 * g->stride[1] - g->pad[1] + t1 * g->dil[1];
+            if (!(i0 < 0 || i0 >= I0 || i1 < 0 || i1 >= I1)) {
+                CC_T *dstl = xc + (i0 * I1 + i1) * I2 - P2 + off2;
+                const CC_T *s = srcrow + (p - p0) - o2;
+                int64_t a = o2, b = o2 + n2;
+                int64_t va = a > lo2 ? a : lo2, vb = b < hi2 ? b : hi2;
+                if (S2 == 1) {
+                    for (int64_t o = va; o < vb; ++o) dstl[o] += s[o];
+                } else {
+                    for (int64_t o = va; o < vb; ++o) dstl[o * S2] += s[o];
+                }
+            }
+            p += n2;
+        }
+    }
+}
+
+#undef CC_CAT
+#undef CC_CAT2
