@@ -1,9 +1,9 @@
 /*
  * GEMM convolutions (forward, adjoint, weight gradient) for one element
  * type; included by gemm_conv.c with CC_T, CC_SFX and CC_GEMM defined.
- * Schedules: see gemm_plan.h.  Matrices per image n and group gi:
+ * Work split: gemm_plan.h.  Matrices per image n and group gi:
  *   W_g : cog x K          (K = cig * kk), row-major, the weight as stored
- *   col : K x ncols        im2col of one column tile of the image
+ *   col : K x ncols        im2col of one tile (or of nb small images)
  *   Y_g : cog x P          rows of y, row stride P
  */
 #define CC_CAT2(a, b) a##b
@@ -15,41 +15,75 @@ static int CC_FN(cc_ws_ok_)(const cc_plan *pl, int64_t extra, int64_t ws_bytes) 
     return need <= ws_bytes;
 }
 
-/* One column tile of the forward for image n, group gi. */
-static inline void CC_FN(cc_fwd_tile_)(const cc_geom *g, const cc_plan *pl,
+/* Run items [0, pl->items) of a kernel: an OpenMP loop with single-threaded
+ * GEMMs, or in order with OpenBLAS threading each GEMM. */
+#define CC_RUN_ITEMS(pl, slab_elems, BODY)                                        \
+    do {                                                                          \
+        const int old_ = CC_BLAS_GET_THREADS();                                   \
+        if ((pl).omp) {                                                           \
+            CC_BLAS_SET_THREADS(1);                                               \
+            _Pragma("omp parallel num_threads((pl).nt)") {                        \
+                CC_T *slab = wsT ? wsT + (int64_t)omp_get_thread_num() * (slab_elems) \
+                                 : NULL;                                          \
+                _Pragma("omp for schedule(static)")                               \
+                for (int64_t it = 0; it < (pl).items; ++it) { BODY; }             \
+            }                                                                     \
+        } else {                                                                  \
+            CC_BLAS_SET_THREADS((pl).nt);                                         \
+            CC_T *slab = wsT;                                                     \
+            for (int64_t it = 0; it < (pl).items; ++it) { BODY; }                 \
+        }                                                                         \
+        CC_BLAS_SET_THREADS(old_);                                                \
+    } while (0)
+
+/* ------------------------------------------------------------------ fwd */
+static inline void CC_FN(cc_fwd_item_)(const cc_geom *g, const cc_plan *pl,
                                       const CC_T *x, const CC_T *w,
-                                      const CC_T *bias, CC_T *y, CC_T *col,
-                                      int64_t n, int64_t gi, int64_t tile) {
+                                      const CC_T *bias, CC_T *y, CC_T *slab,
+                                      int64_t it) {
     const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin;
-    const int64_t p0 = tile * pl->ncols;
-    const int64_t np = (P - p0) < pl->ncols ? (P - p0) : pl->ncols;
-    const CC_T *xg = x + (n * g->c_in + gi * pl->cig) * nin;
-    CC_T *yg = y + (n * g->c_out + gi * pl->cog) * P + p0;
-    const CC_T *wg = w + gi * pl->cog * K;
-    const CC_T *B;
-    int64_t ldb;
-    if (pl->direct) {
-        B = xg + p0;
-        ldb = nin;
-    } else {
-        CC_FN(cc_im2col_)(g, pl->cig, xg, p0, np, col, np);
-        B = col;
-        ldb = np;
-    }
-    if (K == 0) {
-        for (int64_t co = 0; co < pl->cog; ++co)
-            memset(yg + co * P, 0, (size_t)np * sizeof(CC_T));
-    } else {
-        CC_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, pl->cog, np, K,
-                (CC_T)1, wg, K, B, ldb, (CC_T)0, yg, P);
-    }
-    if (bias) {
-        for (int64_t co = 0; co < pl->cog; ++co) {
-            const CC_T b = bias[gi * pl->cog + co];
-            CC_T *row = yg + co * P;
-            for (int64_t j = 0; j < np; ++j) row[j] += b;
+    const cc_item d = cc_decode(g, pl, it, pl->cog);
+    if (d.nc <= 0 || d.nbi <= 0) return;
+    const CC_T *wg = w + (d.gi * pl->cog + d.c0) * K;
+    const CC_T *bg = bias ? bias + d.gi * pl->cog + d.c0 : NULL;
+    if (pl->nb == 1) {
+        const int64_t n = d.n0;
+        const int64_t p0 = d.tile * pl->ncols;
+        const int64_t np = cc_min64(P - p0, pl->ncols);
+        const CC_T *xg = x + (n * g->c_in + d.gi * pl->cig) * nin;
+        CC_T *yg = y + (n * g->c_out + d.gi * pl->cog + d.c0) * P + p0;
+        const CC_T *B = xg + p0;
+        int64_t ldb = nin;
+        if (!pl->direct) {
+            CC_FN(cc_im2col_)(g, pl->cig, xg, p0, np, slab, np);
+            B = slab;
+            ldb = np;
         }
+        CC_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.nc, np, K,
+                (CC_T)1, wg, K, B, ldb, (CC_T)0, yg, P);
+        if (bg)
+            for (int64_t co = 0; co < d.nc; ++co) {
+                CC_T *row = yg + co * P;
+                const CC_T b = bg[co];
+                for (int64_t j = 0; j < np; ++j) row[j] += b;
+            }
+        return;
     }
+    /* nb > 1 small images share one GEMM: col | result rows */
+    const int64_t nc = d.nbi * P, ld = pl->ncols;
+    CC_T *col = slab, *yt = slab + K * ld;
+    for (int64_t j = 0; j < d.nbi; ++j)
+        CC_FN(cc_im2col_)(g, pl->cig, x + ((d.n0 + j) * g->c_in + d.gi * pl->cig) * nin,
+                          0, P, col + j * P, ld);
+    CC_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.nc, nc, K, (CC_T)1, wg,
+            K, col, ld, (CC_T)0, yt, ld);
+    for (int64_t j = 0; j < d.nbi; ++j)
+        for (int64_t co = 0; co < d.nc; ++co) {
+            CC_T *dst = y + ((d.n0 + j) * g->c_out + d.gi * pl->cog + d.c0 + co) * P;
+            const CC_T *src = yt + co * ld + j * P;
+            const CC_T b = bg ? bg[co] : (CC_T)0;
+            for (int64_t p = 0; p < P; ++p) dst[p] = src[p] + b;
+        }
 }
 
 int64_t CC_FN(cc_conv_fwd_workspace_elems_)(const cc_geom *g, int nthreads) {
@@ -65,64 +99,67 @@ int CC_FN(cc_conv_fwd_)(const cc_geom *g, const CC_T *x, const CC_T *w,
     cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);
     if (!CC_FN(cc_ws_ok_)(&pl, 0, ws_bytes)) return CC_ERR_NOMEM;
     if (pl.P == 0 || g->batch == 0 || g->c_out == 0) return CC_OK;
-    const int64_t per_n = g->groups * pl.ntiles;
-    CC_T *wsT = (CC_T *)ws;
-    const int old = CC_BLAS_GET_THREADS();
-    if (pl.omp) {
-        CC_BLAS_SET_THREADS(1);
-#pragma omp parallel num_threads(pl.nt)
-        {
-            CC_T *col = wsT ? wsT + (int64_t)omp_get_thread_num() * pl.ws_per_thread : NULL;
-#pragma omp for schedule(static)
-            for (int64_t it = 0; it < pl.items; ++it) {
-                int64_t n = it / per_n, r = it % per_n;
-                CC_FN(cc_fwd_tile_)(g, &pl, x, w, bias, y, col, n, r / pl.ntiles, r % pl.ntiles);
-            }
-        }
-    } else {
-        CC_BLAS_SET_THREADS(pl.nt);
-        for (int64_t it = 0; it < pl.items; ++it) {
-            int64_t n = it / per_n, r = it % per_n;
-            CC_FN(cc_fwd_tile_)(g, &pl, x, w, bias, y, wsT, n, r / pl.ntiles, r % pl.ntiles);
-        }
+    if (pl.cig * pl.kk == 0) { /* no input channels: y is the bias */
+        for (int64_t n = 0; n < g->batch; ++n)
+            for (int64_t c = 0; c < g->c_out; ++c)
+                for (int64_t p = 0; p < pl.P; ++p)
+                    y[(n * g->c_out + c) * pl.P + p] = bias ? bias[c] : (CC_T)0;
+        return CC_OK;
     }
-    CC_BLAS_SET_THREADS(old);
+    CC_T *wsT = (CC_T *)ws;
+    CC_RUN_ITEMS(pl, pl.ws_per_thread,
+                 CC_FN(cc_fwd_item_)(g, &pl, x, w, bias, y, slab, it));
     return CC_OK;
 }
 
-/* Adjoint for image n, group gi, input channels [c0, c0 + nc). */
+/* ------------------------------------------------------------------ adj */
 static inline void CC_FN(cc_adj_item_)(const cc_geom *g, const cc_plan *pl,
                                       const CC_T *y, const CC_T *w,
-                                      const CC_T *bias, CC_T *x, CC_T *col,
-                                      int64_t n, int64_t gi, int64_t c0,
-                                      int64_t nc) {
+                                      const CC_T *bias, CC_T *x, CC_T *slab,
+                                      int64_t it) {
     const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin;
-    const CC_T *yg = y + (n * g->c_out + gi * pl->cog) * P;
-    const CC_T *wg = w + gi * pl->cog * K + c0 * pl->kk;
-    CC_T *xc = x + (n * g->c_in + gi * pl->cig + c0) * nin;
-    for (int64_t c = 0; c < nc; ++c) {
-        CC_T *row = xc + c * nin;
-        if (bias) {
-            const CC_T b = bias[gi * pl->cig + c0 + c];
-            for (int64_t j = 0; j < nin; ++j) row[j] = b;
-        } else {
-            memset(row, 0, (size_t)nin * sizeof(CC_T));
+    const cc_item d = cc_decode(g, pl, it, pl->cig);
+    if (d.nc <= 0 || d.nbi <= 0) return;
+    for (int64_t j = 0; j < d.nbi; ++j)
+        for (int64_t c = 0; c < d.nc; ++c) {
+            CC_T *row = x + ((d.n0 + j) * g->c_in + d.gi * pl->cig + d.c0 + c) * nin;
+            const CC_T b = bias ? bias[d.gi * pl->cig + d.c0 + c] : (CC_T)0;
+            for (int64_t i = 0; i < nin; ++i) row[i] = b;
         }
-    }
-    if (pl->cog == 0 || nc == 0) return;
-    const int64_t rows = nc * pl->kk;
-    for (int64_t t = 0; t < pl->ntiles; ++t) {
-        const int64_t p0 = t * pl->ncols;
-        const int64_t np = (P - p0) < pl->ncols ? (P - p0) : pl->ncols;
-        if (pl->direct) {
-            CC_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, rows, np, pl->cog,
-                    (CC_T)1, wg, K, yg + p0, P, (CC_T)1, xc + p0, nin);
-        } else {
-            CC_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, rows, np, pl->cog,
-                    (CC_T)1, wg, K, yg + p0, P, (CC_T)0, col, np);
-            CC_FN(cc_col2im_)(g, nc, col, p0, np, np, xc);
+    if (pl->cog == 0 || P == 0) return;
+    const CC_T *wg = w + d.gi * pl->cog * K + d.c0 * pl->kk;
+    const int64_t rows = d.nc * pl->kk;
+    if (pl->nb == 1) {
+        const int64_t n = d.n0;
+        const CC_T *yg = y + (n * g->c_out + d.gi * pl->cog) * P;
+        CC_T *xc = x + (n * g->c_in + d.gi * pl->cig + d.c0) * nin;
+        for (int64_t t = 0; t < pl->ntiles; ++t) {
+            const int64_t p0 = t * pl->ncols;
+            const int64_t np = cc_min64(P - p0, pl->ncols);
+            if (pl->direct) {
+                CC_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, rows, np, pl->cog,
+                        (CC_T)1, wg, K, yg + p0, P, (CC_T)1, xc + p0, nin);
+            } else {
+                CC_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, rows, np, pl->cog,
+                        (CC_T)1, wg, K, yg + p0, P, (CC_T)0, slab, np);
+                CC_FN(cc_col2im_)(g, d.nc, slab, p0, np, np, xc);
+            }
         }
+        return;
     }
+    /* nb > 1 small images share one GEMM: gathered y rows | col */
+    const int64_t ncl = d.nbi * P, ld = pl->ncols;
+    CC_T *yt = slab, *col = slab + pl->cog * ld;
+    for (int64_t j = 0; j < d.nbi; ++j)
+        for (int64_t co = 0; co < pl->cog; ++co)
+            memcpy(yt + co * ld + j * P,
+                   y + ((d.n0 + j) * g->c_out + d.gi * pl->cog + co) * P,
+                   (size_t)P * sizeof(CC_T));
+    CC_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, rows, ncl, pl->cog, (CC_T)1,
+            wg, K, yt, ld, (CC_T)0, col, ld);
+    for (int64_t j = 0; j < d.nbi; ++j)
+        CC_FN(cc_col2im_)(g, d.nc, col + j * P, 0, P, ld,
+                          x + ((d.n0 + j) * g->c_in + d.gi * pl->cig + d.c0) * nin);
 }
 
 int64_t CC_FN(cc_conv_adj_workspace_elems_)(const cc_geom *g, int nthreads) {
@@ -138,63 +175,54 @@ int CC_FN(cc_conv_adj_)(const cc_geom *g, const CC_T *y, const CC_T *w,
     cc_plan_adj(g, nthreads, (int64_t)sizeof(CC_T), &pl);
     if (!CC_FN(cc_ws_ok_)(&pl, 0, ws_bytes)) return CC_ERR_NOMEM;
     if (pl.nin == 0 || g->batch == 0 || g->c_in == 0) return CC_OK;
-    if (pl.P == 0) { /* nothing flows back: x is the bias (or zero) */
-        pl.cog = 0;
-    }
-    const int64_t per_n = g->groups * pl.nchunks;
     CC_T *wsT = (CC_T *)ws;
-    const int old = CC_BLAS_GET_THREADS();
-    if (pl.omp) {
-        CC_BLAS_SET_THREADS(1);
-#pragma omp parallel num_threads(pl.nt)
-        {
-            CC_T *col = wsT ? wsT + (int64_t)omp_get_thread_num() * pl.ws_per_thread : NULL;
-#pragma omp for schedule(static)
-            for (int64_t it = 0; it < pl.items; ++it) {
-                int64_t n = it / per_n, r = it % per_n;
-                int64_t gi = r / pl.nchunks, ch = r % pl.nchunks;
-                int64_t c0 = ch * pl.chunk;
-                int64_t nc = pl.cig - c0 < pl.chunk ? pl.cig - c0 : pl.chunk;
-                CC_FN(cc_adj_item_)(g, &pl, y, w, bias, x, col, n, gi, c0, nc);
-            }
-        }
-    } else {
-        CC_BLAS_SET_THREADS(pl.nt);
-        for (int64_t n = 0; n < g->batch; ++n)
-            for (int64_t gi = 0; gi < g->groups; ++gi)
-                CC_FN(cc_adj_item_)(g, &pl, y, w, bias, x, wsT, n, gi, 0, pl.cig);
-    }
-    CC_BLAS_SET_THREADS(old);
+    CC_RUN_ITEMS(pl, pl.ws_per_thread,
+                 CC_FN(cc_adj_item_)(g, &pl, y, w, bias, x, slab, it));
     return CC_OK;
 }
 
-/* Weight gradient of one column tile, accumulated into gw (beta = 1). */
-static inline void CC_FN(cc_wgrad_tile_)(const cc_geom *g, const cc_plan *pl,
+/* ---------------------------------------------------------------- wgrad */
+/* Accumulates one item's share into gw (beta = 1). */
+static inline void CC_FN(cc_wgrad_item_)(const cc_geom *g, const cc_plan *pl,
                                         const CC_T *x, const CC_T *gy, CC_T *gw,
-                                        CC_T *col, int64_t n, int64_t gi,
-                                        int64_t tile) {
+                                        CC_T *slab, int64_t it) {
     const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin;
-    const int64_t p0 = tile * pl->ncols;
-    const int64_t np = (P - p0) < pl->ncols ? (P - p0) : pl->ncols;
-    const CC_T *xg = x + (n * g->c_in + gi * pl->cig) * nin;
-    const CC_T *gyg = gy + (n * g->c_out + gi * pl->cog) * P + p0;
-    CC_T *gwg = gw + gi * pl->cog * K;
-    const CC_T *B;
-    int64_t ldb;
-    if (pl->direct) {
-        B = xg + p0;
-        ldb = nin;
-    } else {
-        CC_FN(cc_im2col_)(g, pl->cig, xg, p0, np, col, np);
-        B = col;
-        ldb = np;
+    const cc_item d = cc_decode(g, pl, it, pl->cog);
+    if (d.nc <= 0 || d.nbi <= 0) return;
+    CC_T *gwg = gw + (d.gi * pl->cog + d.c0) * K;
+    if (pl->nb == 1) {
+        const int64_t n = d.n0;
+        const int64_t p0 = d.tile * pl->ncols;
+        const int64_t np = cc_min64(P - p0, pl->ncols);
+        const CC_T *xg = x + (n * g->c_in + d.gi * pl->cig) * nin;
+        const CC_T *gyg = gy + (n * g->c_out + d.gi * pl->cog + d.c0) * P + p0;
+        const CC_T *B = xg + p0;
+        int64_t ldb = nin;
+        if (!pl->direct) {
+            CC_FN(cc_im2col_)(g, pl->cig, xg, p0, np, slab, np);
+            B = slab;
+            ldb = np;
+        }
+        CC_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, d.nc, K, np, (CC_T)1,
+                gyg, P, B, ldb, (CC_T)1, gwg, K);
+        return;
     }
-    CC_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, pl->cog, K, np, (CC_T)1,
-            gyg, P, B, ldb, (CC_T)1, gwg, K);
+    const int64_t ncl = d.nbi * P, ld = pl->ncols;
+    CC_T *col = slab, *gyt = slab + K * ld;
+    for (int64_t j = 0; j < d.nbi; ++j) {
+        CC_FN(cc_im2col_)(g, pl->cig, x + ((d.n0 + j) * g->c_in + d.gi * pl->cig) * nin,
+                          0, P, col + j * P, ld);
+        for (int64_t co = 0; co < d.nc; ++co)
+            memcpy(gyt + co * ld + j * P,
+                   gy + ((d.n0 + j) * g->c_out + d.gi * pl->cog + d.c0 + co) * P,
+                   (size_t)P * sizeof(CC_T));
+    }
+    CC_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, d.nc, K, ncl, (CC_T)1, gyt,
+            ld, col, ld, (CC_T)1, gwg, K);
 }
 
 static inline int64_t CC_FN(cc_wgrad_extra_)(const cc_geom *g, const cc_plan *pl) {
-    /* omp: each thread keeps a private weight-sized partial sum */
+    /* OpenMP: each thread keeps a private weight-sized partial sum */
     return pl->omp ? g->c_out * pl->cig * pl->kk : 0;
 }
 
@@ -214,41 +242,36 @@ int CC_FN(cc_conv_wgrad_)(const cc_geom *g, const CC_T *x, const CC_T *gy,
     if (wsz == 0) return CC_OK;
     memset(gw, 0, (size_t)wsz * sizeof(CC_T));
     if (pl.P == 0 || g->batch == 0 || pl.cog == 0) return CC_OK;
-    const int64_t per_n = g->groups * pl.ntiles;
     CC_T *wsT = (CC_T *)ws;
     const int old = CC_BLAS_GET_THREADS();
     if (pl.omp) {
-        const int64_t slab = pl.ws_per_thread + extra;
+        const int64_t slabsz = pl.ws_per_thread + extra;
         CC_BLAS_SET_THREADS(1);
 #pragma omp parallel num_threads(pl.nt)
         {
-            CC_T *part = wsT + (int64_t)omp_get_thread_num() * slab;
-            CC_T *col = part + extra;
+            CC_T *part = wsT + (int64_t)omp_get_thread_num() * slabsz;
             memset(part, 0, (size_t)wsz * sizeof(CC_T));
 #pragma omp for schedule(static)
-            for (int64_t it = 0; it < pl.items; ++it) {
-                int64_t n = it / per_n, r = it % per_n;
-                CC_FN(cc_wgrad_tile_)(g, &pl, x, gy, part, col, n, r / pl.ntiles, r % pl.ntiles);
-            }
-            /* fixed-order reduction over the threads' partial sums */
+            for (int64_t it = 0; it < pl.items; ++it)
+                CC_FN(cc_wgrad_item_)(g, &pl, x, gy, part, part + extra, it);
+            /* fixed-order reduction of the threads' partial sums */
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < wsz; ++i) {
                 CC_T s = 0;
-                for (int t = 0; t < pl.nt; ++t) s += wsT[(int64_t)t * slab + i];
+                for (int t = 0; t < pl.nt; ++t) s += wsT[(int64_t)t * slabsz + i];
                 gw[i] = s;
             }
         }
     } else {
         CC_BLAS_SET_THREADS(pl.nt);
-        for (int64_t it = 0; it < pl.items; ++it) {
-            int64_t n = it / per_n, r = it % per_n;
-            CC_FN(cc_wgrad_tile_)(g, &pl, x, gy, gw, wsT, n, r / pl.ntiles, r % pl.ntiles);
-        }
+        for (int64_t it = 0; it < pl.items; ++it)
+            CC_FN(cc_wgrad_item_)(g, &pl, x, gy, gw, wsT, it);
     }
     CC_BLAS_SET_THREADS(old);
     return CC_OK;
 }
 
+#undef CC_RUN_ITEMS
 #undef CC_FN
 #undef CC_CAT
 #undef CC_CAT2
