@@ -1,6 +1,7 @@
 """cconv: convolutions for NumPy (and CuPy) arrays with PyTorch's semantics.
 
-Forward: conv1d/2d/3d, conv_transpose1d/2d/3d, convolution.  Dispatch:
+Forward: conv1d/2d/3d, conv_transpose1d/2d/3d, convolution.  Gradients:
+convolution_backward, convolution_double_backward, the grad module.  Dispatch:
 Backend, select_backend.  Configuration: set_num_threads, get_num_threads,
 show_config, empty_cache, set_benchmark/benchmark.
 """
@@ -23,6 +24,8 @@ from ._functional import (  # noqa: E402
     convolution,
     select_backend,
 )
+from ._backward import convolution_backward, convolution_double_backward  # noqa: E402
+from . import grad  # noqa: E402
 
 __all__ = [
     "Backend",
@@ -33,6 +36,9 @@ __all__ = [
     "conv_transpose2d",
     "conv_transpose3d",
     "convolution",
+    "convolution_backward",
+    "convolution_double_backward",
+    "grad",
     "select_backend",
     "set_num_threads",
     "get_num_threads",

@@ -1,0 +1,382 @@
+"""Gradients: ``convolution_backward`` and ``convolution_double_backward``.
+
+Both are built from three array-generic pieces that run on the backend
+``_dispatch.select(..., need_backward=True)`` picks:
+
+* ``grad_input_of(p, gy, w)``  - the input gradient (a backend's grad_input);
+* ``grad_weight_of(p, x, gy)`` - the weight gradient (a backend's grad_weight);
+* ``grad_bias_of(gy)``         - the sum of gy over batch and space.
+
+Complex arrays go through the same real kernels: each gradient is bilinear
+in its two operands with one of them conjugated (autograd's convention:
+grad_input = conv_transpose(gO, conj(W)), grad_weight = correlation of
+conj(x) with gO), which the Gauss trick turns into three real calls.
+float16 is computed in float32 and rounded once at the end.
+
+Nothing here calls NumPy functions on the arrays: the array module ``xp``
+comes from ``_array.get_xp``, so the same code serves CuPy arrays.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from ._array import get_xp
+from ._dispatch import select
+from ._functional import as_array, check_dtypes, compute_dtype, forward_any, real_contig
+from ._params import ConvParams, make_params, normalize_int_tuple
+
+__all__ = ["convolution_backward", "convolution_double_backward"]
+
+
+# --------------------------------------------------------------------------
+# argument checks
+# --------------------------------------------------------------------------
+def _fmt(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(int(s)) for s in shape) + "]"
+
+
+def _prod(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+def _flag(fn: str, name: str, v: Any) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)) and int(v) in (0, 1):
+        return bool(v)
+    raise TypeError(f"{fn}: {name} must be a bool, but got {type(v).__name__} ({v!r})")
+
+
+def check_output_mask(fn: str, output_mask: Any) -> tuple[bool, bool, bool]:
+    """``output_mask`` as three bools; ValueError/TypeError naming it."""
+    if isinstance(output_mask, (str, bytes)) or not hasattr(output_mask, "__len__"):
+        raise TypeError(
+            f"{fn}: output_mask must be a sequence of 3 bools, but got {type(output_mask).__name__}"
+        )
+    vals = list(output_mask)
+    if len(vals) != 3:
+        raise ValueError(
+            f"{fn}: output_mask must have 3 entries (input, weight, bias), but got {len(vals)}: {vals!r}"
+        )
+    return tuple(_flag(fn, f"output_mask[{i}]", v) for i, v in enumerate(vals))  # type: ignore[return-value]
+
+
+def _shape_arg(fn: str, name: str, v: Any) -> tuple[int, ...]:
+    """A shape given as a sequence of non-negative ints."""
+    if isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+        raise TypeError(f"{fn}: {name} must be a sequence of ints, but got {type(v).__name__} ({v!r})")
+    out = []
+    for s in v:
+        if isinstance(s, (bool, np.bool_)):
+            raise TypeError(f"{fn}: {name} must be a sequence of ints, but got {list(v)!r}")
+        try:
+            s = operator.index(s)
+        except TypeError:
+            raise TypeError(f"{fn}: {name} must be a sequence of ints, but got {list(v)!r}") from None
+        if s < 0:
+            raise ValueError(f"{fn}: {name} has a negative size: {list(v)!r}")
+        out.append(s)
+    return tuple(out)
+
+
+def _bias_channels(p: ConvParams, weight_shape: Sequence[int]) -> int:
+    """Length of the bias (and of grad_bias): the weight's output channels.
+
+    It differs from ``p.c_out`` only for a plain convolution of zero input
+    channels, whose result has no channels (ATen's Empty backend)."""
+    if p.transposed:
+        return int(weight_shape[1]) * p.groups
+    return int(weight_shape[0])
+
+
+def _params(fn: str, input_shape, weight_shape, bias_sizes, stride, padding, dilation,
+            transposed, output_padding, groups, grad_output_shape, dt) -> ConvParams:
+    """Every check of ``aten::convolution_backward`` (the forward's checks,
+    then grad_output's rank, then output_padding), plus grad_output's shape
+    and bias_sizes, which ATen leaves unchecked."""
+    transposed = _flag(fn, "transposed", transposed)
+    bias_shape = None if bias_sizes is None else _shape_arg(fn, "bias_sizes", bias_sizes)
+    p = make_params(input_shape, weight_shape, None, stride, padding, dilation, transposed,
+                    output_padding, groups, fn, compute_dtype(dt))
+    if len(grad_output_shape) != len(input_shape):
+        raise ValueError(
+            f"{fn}: expected input and grad_output to have the same number of dimensions, but got "
+            f"input of size {_fmt(input_shape)} and grad_output of size {_fmt(grad_output_shape)}"
+        )
+    if not transposed:
+        op = normalize_int_tuple("output_padding", output_padding, p.nsp, fn)
+        if any(o != 0 for o in op):
+            raise ValueError(
+                f"{fn}: output_padding is not supported for non-transposed convolutions; "
+                f"got output_padding={list(op)}"
+            )
+    if tuple(grad_output_shape) != p.output_shape:
+        raise ValueError(
+            f"{fn}: expected grad_output of size {_fmt(p.output_shape)} (the forward output's size "
+            f"for input {_fmt(input_shape)} and weight {_fmt(weight_shape)}), but got grad_output "
+            f"of size {_fmt(grad_output_shape)}"
+        )
+    if bias_shape is not None:
+        nb = _bias_channels(p, weight_shape)
+        if len(bias_shape) != 1 or bias_shape[0] != nb:
+            raise ValueError(
+                f"{fn}: Given weight of size {_fmt(weight_shape)}, expected bias_sizes to be "
+                f"[{nb}], but got bias_sizes={list(bias_shape)}"
+            )
+    return p
+
+
+# --------------------------------------------------------------------------
+# the three gradients, array-generic (user dtype float32/64 or complex)
+# --------------------------------------------------------------------------
+def _bilinear(xp, shape, dt, real_fn, a, b, conj_a: bool, conj_b: bool):
+    """``real_fn`` (real bilinear, writes a new array of ``shape``) applied to
+    ``(conj_a ? conj(a) : a, conj_b ? conj(b) : b)``.
+
+    Real ``dt``: one call.  Complex: the Gauss trick, three real calls.
+    With a' = ar + i*sa*ai, b' = br + i*sb*bi (s = -1 where conjugated):
+      t1 = f(ar, br), t2 = f(ai, bi), t3 = f(ar + sa*ai, br + sb*bi)
+      re = t1 - sa*sb*t2,  im = t3 - t1 - sa*sb*t2."""
+    if dt.kind != "c":
+        return real_fn(a, b)
+    cdt = compute_dtype(dt)
+    ar, ai = real_contig(xp, a.real, cdt), real_contig(xp, a.imag, cdt)
+    br, bi = real_contig(xp, b.real, cdt), real_contig(xp, b.imag, cdt)
+    t1 = real_fn(ar, br)
+    t2 = real_fn(ai, bi)
+    t3 = real_fn(ar - ai if conj_a else ar + ai, br - bi if conj_b else br + bi)
+    del ar, ai, br, bi
+    res = xp.empty(shape, dtype=dt)
+    if conj_a != conj_b:   # sa*sb = -1
+        res.real = t1 + t2
+        t3 -= t1
+        t3 += t2
+    else:
+        res.real = t1 - t2
+        t3 -= t1
+        t3 -= t2
+    res.imag = t3
+    return res
+
+
+def grad_input_of(p: ConvParams, xp, mod, gy, w):
+    """The input gradient of ``p`` for grad_output ``gy`` and weight ``w``
+    (float32/64 or complex64/128, any strides), of ``p.input_shape``:
+    ``mod.grad_input`` of the real pieces, conj(w) for complex."""
+    dt = np.dtype(gy.dtype)
+    cdt = compute_dtype(dt)
+    shape = p.input_shape
+    if _prod(shape) == 0:
+        return xp.zeros(shape, dtype=dt)
+    pr = p.with_dtype(cdt)
+
+    def real_fn(g, ww):
+        out = xp.empty(shape, dtype=cdt)
+        mod.grad_input(pr, real_contig(xp, g, cdt), real_contig(xp, ww, cdt), out)
+        return out
+
+    return _bilinear(xp, shape, dt, real_fn, gy, w, False, True)
+
+
+def grad_weight_of(p: ConvParams, xp, mod, x, gy, weight_shape):
+    """The weight gradient of ``p`` for input ``x`` and grad_output ``gy``,
+    of ``weight_shape``: ``mod.grad_weight``, conj(x) for complex."""
+    dt = np.dtype(gy.dtype)
+    cdt = compute_dtype(dt)
+    shape = tuple(weight_shape)
+    if _prod(shape) == 0:
+        return xp.zeros(shape, dtype=dt)
+    pr = p.with_dtype(cdt)
+
+    def real_fn(xx, g):
+        out = xp.empty(shape, dtype=cdt)
+        mod.grad_weight(pr, real_contig(xp, xx, cdt), real_contig(xp, g, cdt), out)
+        return out
+
+    return _bilinear(xp, shape, dt, real_fn, x, gy, True, False)
+
+
+def _sum_bias_real(xp, gy, cdt):
+    """Per-channel sum of a real batched array (C kernel on the CPU)."""
+    n, c = int(gy.shape[0]), int(gy.shape[1])
+    if xp is np:
+        from . import _kernels
+        from ._config import get_num_threads
+
+        g = real_contig(xp, gy, cdt)
+        out = np.empty((c,), dtype=cdt)
+        if c:
+            _kernels.bias_grad(n, c, _prod(gy.shape[2:]), g.reshape(-1), out, get_num_threads())
+        return out
+    axes = (0,) + tuple(range(2, gy.ndim))
+    return gy.astype(cdt, copy=False).sum(axis=axes)
+
+
+def grad_bias_of(xp, gy, nbias: int):
+    """sum of ``gy`` over batch and space (no conjugation), of length
+    ``nbias``; zeros when the result has no channels (zero input channels)."""
+    dt = np.dtype(gy.dtype)
+    cdt = compute_dtype(dt)
+    if int(gy.shape[1]) != nbias:
+        return xp.zeros((nbias,), dtype=dt)
+    if dt.kind != "c":
+        return _sum_bias_real(xp, gy, cdt)
+    res = xp.empty((nbias,), dtype=dt)
+    res.real = _sum_bias_real(xp, gy.real, cdt)
+    res.imag = _sum_bias_real(xp, gy.imag, cdt)
+    return res
+
+
+# --------------------------------------------------------------------------
+# the shared core (also used by cconv.grad)
+# --------------------------------------------------------------------------
+def _up(xp, a):
+    """float16 -> float32 (exact); other dtypes unchanged."""
+    if a is not None and np.dtype(a.dtype) == np.float16:
+        return a.astype(np.float32)
+    return a
+
+
+def _down(a, dt):
+    if a is not None and np.dtype(a.dtype) != dt:
+        return a.astype(dt)
+    return a
+
+
+def backward_core(fn: str, xp, grad_output, input, input_shape, weight, weight_shape, bias_sizes,
+                  stride, padding, dilation, transposed, output_padding, groups, output_mask,
+                  backend=None):
+    """convolution_backward on arrays of module ``xp``; ``input`` (or
+    ``weight``) may be None when only its shape is known and its gradient
+    partner is masked out."""
+    mask = check_output_mask(fn, output_mask)
+    dt = check_dtypes(fn, grad_output=grad_output, input=input, weight=weight)
+    p = _params(fn, input_shape, weight_shape, bias_sizes, stride, padding, dilation, transposed,
+                output_padding, groups, tuple(grad_output.shape), dt)
+    if not any(mask):
+        return None, None, None
+    if (mask[0] and weight is None) or (mask[1] and input is None):  # pragma: no cover - internal misuse
+        raise ValueError(f"{fn}: an array needed for a masked-in gradient is missing")
+    mod = None
+    if mask[0] or mask[1]:
+        _, mod = select(p.with_dtype(compute_dtype(dt)), xp, backend, need_backward=True)
+    gy = _up(xp, grad_output)
+    gi = gw = gb = None
+    if mask[0]:
+        gi = _down(grad_input_of(p, xp, mod, gy, _up(xp, weight)), dt)
+    if mask[1]:
+        gw = _down(grad_weight_of(p, xp, mod, _up(xp, input), gy, weight_shape), dt)
+    if mask[2]:
+        gb = _down(grad_bias_of(xp, gy, _bias_channels(p, weight_shape)), dt)
+    return gi, gw, gb
+
+
+# --------------------------------------------------------------------------
+# public functions
+# --------------------------------------------------------------------------
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask, *, backend=None):
+    """Gradients of ``convolution(input, weight, bias, ...)``, as
+    ``aten::convolution_backward``.
+
+    Returns ``(grad_input, grad_weight, grad_bias)``, None where
+    ``output_mask`` is False; only the masked-in gradients are computed.
+    Batched arrays only (1 to 3 spatial dims); ``grad_output`` must have the
+    forward output's shape.  ``grad_bias`` (shape ``(C_out,)``) is computed
+    whenever ``output_mask[2]`` is True, whether or not ``bias_sizes`` is
+    given; a given ``bias_sizes`` must be ``[C_out]``.  ``output_padding``
+    must be 0 for a non-transposed convolution (as ATen).  ``padding`` may
+    also be ``'same'``/``'valid'`` for a non-transposed convolution.
+
+    float16 is computed in float32; complex follows autograd:
+    grad_input = conv_transpose(gO, conj(W)), grad_weight = correlation of
+    conj(x) with gO, grad_bias = sum(gO).  ``backend=`` forces a backend
+    (one that cannot run the backward raises ValueError saying why).
+    """
+    fn = "convolution_backward"
+    xp = get_xp(grad_output=grad_output, input=input, weight=weight)
+    grad_output = as_array(xp, "grad_output", grad_output, fn)
+    input = as_array(xp, "input", input, fn)
+    weight = as_array(xp, "weight", weight, fn)
+    for name, a in (("grad_output", grad_output), ("input", input), ("weight", weight)):
+        if a is None:
+            raise TypeError(f"{fn}: {name} must be an array, not None")
+    return backward_core(fn, xp, grad_output, input, tuple(input.shape), weight, tuple(weight.shape),
+                         bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
+                         output_mask, backend)
+
+
+def convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, padding, dilation,
+                                transposed, output_padding, groups, output_mask, *, backend=None):
+    """Double backward of ``convolution``, as ATen's
+    ``_convolution_double_backward``: the gradients of
+    ``<ggI, grad_input> + <ggW, grad_weight> + <ggb, grad_bias>`` (the
+    outputs of ``convolution_backward(gO, input, weight, ...)``).
+
+    Returns ``(ggO, gI, gW)``:
+
+    * ``ggO = conv(ggI, W) + conv(input, ggW) + ggb`` (broadcast);
+    * ``gW``  = the weight gradient with ggI in place of the input;
+    * ``gI``  = the input gradient with ggW in place of the weight.
+
+    Any of ggI, ggW, ggb may be None; an output is None only when it cannot
+    be computed (ggO when ggI, ggW and ggb are all None, gI when ggW is None,
+    gW when ggI is None).  Zero-size problems give zeros, where ATen gives
+    None.  ``output_mask`` is checked (3 bools) but, as in ATen, does not
+    drop any output.  Complex follows autograd's convention (the same
+    conjugations as ``convolution_backward``).
+    """
+    fn = "convolution_double_backward"
+    xp = get_xp(ggI=ggI, ggW=ggW, ggb=ggb, gO=gO, weight=weight, input=input)
+    ggI = as_array(xp, "ggI", ggI, fn)
+    ggW = as_array(xp, "ggW", ggW, fn)
+    ggb = as_array(xp, "ggb", ggb, fn)
+    gO = as_array(xp, "gO", gO, fn)
+    weight = as_array(xp, "weight", weight, fn)
+    input = as_array(xp, "input", input, fn)
+    for name, a in (("gO", gO), ("weight", weight), ("input", input)):
+        if a is None:
+            raise TypeError(f"{fn}: {name} must be an array, not None")
+    check_output_mask(fn, output_mask)
+    dt = check_dtypes(fn, gO=gO, input=input, weight=weight, ggI=ggI, ggW=ggW, ggb=ggb)
+    x_shape, w_shape = tuple(input.shape), tuple(weight.shape)
+    p = _params(fn, x_shape, w_shape, None, stride, padding, dilation, transposed, output_padding,
+                groups, tuple(gO.shape), dt)
+    nb = _bias_channels(p, w_shape)
+    for name, a, want in (("ggI", ggI, x_shape), ("ggW", ggW, w_shape), ("ggb", ggb, (nb,))):
+        if a is not None and tuple(a.shape) != want:
+            what = {"ggI": "input", "ggW": "weight", "ggb": "bias"}[name]
+            raise ValueError(
+                f"{fn}: expected {name} of size {_fmt(want)} (the {what}'s size), but got {name} "
+                f"of size {_fmt(a.shape)}"
+            )
+    mod = None
+    if ggI is not None or ggW is not None:
+        _, mod = select(p.with_dtype(compute_dtype(dt)), xp, backend, need_backward=True)
+
+    ggI, ggW, ggb = _up(xp, ggI), _up(xp, ggW), _up(xp, ggb)
+    gO, weight, input = _up(xp, gO), _up(xp, weight), _up(xp, input)
+
+    ggO = None
+    if ggI is not None or ggW is not None or ggb is not None:
+        out_shape = p.output_shape
+        if ggI is not None:
+            # ggb rides along as the bias of the first forward
+            ggO = forward_any(p, xp, ggI, weight, ggb if p.c_out == nb else None, backend=backend)
+            if ggW is not None:
+                ggO += forward_any(p, xp, input, ggW, None, backend=backend)
+        elif ggW is not None:
+            ggO = forward_any(p, xp, input, ggW, ggb if p.c_out == nb else None, backend=backend)
+        else:
+            ggO = xp.zeros(out_shape, dtype=ggb.dtype)
+            if p.c_out == nb and ggO.size:
+                ggO += ggb.reshape((1, -1) + (1,) * p.nsp)
+    gI = None if ggW is None else grad_input_of(p, xp, mod, gO, ggW)
+    gW = None if ggI is None else grad_weight_of(p, xp, mod, ggI, gO, w_shape)
+    return _down(ggO, dt), _down(gI, dt), _down(gW, dt)
