@@ -1,0 +1,562 @@
+#!/usr/bin/env python3
+"""Time cconv against PyTorch's CPU convolution and a NumPy baseline, in one run.
+
+    python benches/compare.py                       # forward set, 1 and 2 threads
+    python benches/compare.py --set all --markdown --out results.md
+    python benches/compare.py --cases resnet50_stem,mbv2_dw_s1_b8 --threads 2
+    python benches/compare.py --cuda                # cconv on CuPy vs torch on CUDA
+
+Contenders (each call is timed on its own; the contenders are interleaved,
+round-robin with a rotating start, after a warm-up, so that drift in machine
+load hits them alike):
+
+  cconv   the installed cconv (forward: conv{1,2,3}d / conv_transpose{1,2,3}d;
+          backward set: the forward plus cconv.convolution_backward for
+          grad_input, grad_weight and grad_bias)
+  torch   torch.nn.functional.conv* under torch.no_grad() (backward set:
+          autograd forward + backward()), when torch is installed
+  numpy   im2col through sliding_window_view + matmul (NumPy's own BLAS),
+          col2im for the transposed and backward cases
+
+Threads: cconv.set_num_threads(T) and torch.set_num_threads(T); NumPy's BLAS is
+limited with threadpoolctl when it is installed.  OMP_NUM_THREADS is read once
+at start-up by the OpenMP runtimes and is never changed here.
+
+Reported per case and thread count: median (and min) ms per call, GFLOP/s
+(2 x multiply-adds of the forward; x3 for the backward set: forward,
+grad_input and grad_weight), the fraction of a GEMM ceiling measured in the
+same run, the time ratios cconv/torch and cconv/numpy (below 1: cconv is
+faster), minor page faults per cconv call (getrusage ru_minflt), the backend
+cconv chose, and the relative error of cconv against torch (else NumPy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import os
+import platform
+import resource
+import sys
+import time
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchmarks._cases import CASES  # noqa: E402
+
+import cconv  # noqa: E402
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:          # torch is only a baseline, never required
+    torch = None
+    F = None
+
+MASK = (True, True, True)
+
+
+# --------------------------------------------------------------------------
+# NumPy baseline: im2col (sliding_window_view + one copy) + batched matmul
+# --------------------------------------------------------------------------
+
+def _np_cols(x, k, s, p, d, g):
+    """im2col: a (g, N*P, C/g*K) array and the output size."""
+    nsp = len(k)
+    n, c = x.shape[:2]
+    if any(p):
+        x = np.pad(x, [(0, 0), (0, 0)] + [(pi, pi) for pi in p])
+    ext = tuple(d[i] * (k[i] - 1) + 1 for i in range(nsp))
+    v = sliding_window_view(x, ext, axis=tuple(range(2, 2 + nsp)))
+    v = v[(slice(None),) * 2 + tuple(slice(None, None, si) for si in s)
+          + tuple(slice(None, None, di) for di in d)]                    # (N, C, *out, *k)
+    out = v.shape[2:2 + nsp]
+    v = v.reshape((n, g, c // g) + v.shape[2:])
+    perm = (1, 0) + tuple(range(3, 3 + nsp)) + (2,) + tuple(range(3 + nsp, 3 + 2 * nsp))
+    return v.transpose(perm).reshape(g, n * math.prod(out), (c // g) * math.prod(k)), out
+
+
+def _np_gy_mat(gy, g):
+    n, co = gy.shape[:2]
+    pn = math.prod(gy.shape[2:])
+    return gy.reshape(n, g, co // g, pn).transpose(1, 0, 3, 2).reshape(g, n * pn, co // g)
+
+
+def np_conv(x, w, b, k, s, p, d, g):
+    """Plain convolution (PyTorch's conv: a cross-correlation)."""
+    cols, out = _np_cols(x, k, s, p, d, g)
+    n, nsp, og = x.shape[0], len(k), w.shape[0] // g
+    y = np.matmul(cols, w.reshape(g, og, -1).transpose(0, 2, 1))         # (g, N*P, og)
+    y = y.reshape((g, n) + out + (og,))
+    y = y.transpose((1, 0, 2 + nsp) + tuple(range(2, 2 + nsp))).reshape((n, g * og) + out)
+    if b is not None:
+        y += b.reshape((1, -1) + (1,) * nsp)
+    return y
+
+
+def np_conv_grad_input(gy, w, in_size, k, s, p, d, g):
+    """Adjoint of np_conv in its input: GEMM, then col2im tap by tap."""
+    n, nsp = gy.shape[0], len(k)
+    out = gy.shape[2:]
+    og, cg = w.shape[0] // g, w.shape[1]
+    dcols = np.matmul(_np_gy_mat(gy, g), w.reshape(g, og, -1))          # (g, N*P, cg*K)
+    dcols = dcols.reshape((g, n) + tuple(out) + (cg,) + tuple(k))
+    gx = np.zeros((n, g, cg) + tuple(in_size[i] + 2 * p[i] for i in range(nsp)), gy.dtype)
+    perm = (1, 0, 2 + nsp) + tuple(range(2, 2 + nsp))
+    for tap in np.ndindex(*k):
+        sl = tuple(slice(tap[i] * d[i], tap[i] * d[i] + s[i] * (out[i] - 1) + 1, s[i]) for i in range(nsp))
+        gx[(slice(None),) * 3 + sl] += dcols[(Ellipsis,) + tap].transpose(perm)
+    gx = gx[(slice(None),) * 3 + tuple(slice(p[i], p[i] + in_size[i]) for i in range(nsp))]
+    return np.ascontiguousarray(gx).reshape((n, g * cg) + tuple(in_size))
+
+
+def np_conv_grad_weight(x, gy, k, s, p, d, g):
+    cols, out = _np_cols(x, k, s, p, d, g)
+    gw = np.matmul(_np_gy_mat(gy, g).transpose(0, 2, 1), cols)           # (g, og, cg*K)
+    return gw.reshape((gy.shape[1], x.shape[1] // g) + tuple(k))
+
+
+def np_forward(c, x, w, b):
+    s, p, d, tr, op, g = c.conv_args()
+    k = tuple(c.kernel)
+    if not tr:
+        return np_conv(x, w, b, k, s, p, d, g)
+    y = np_conv_grad_input(x, w, c.out_size(), k, s, p, d, g)
+    if b is not None:
+        y += b.reshape((1, -1) + (1,) * c.nsp)
+    return y
+
+
+def np_backward(c, x, w, gy):
+    s, p, d, tr, op, g = c.conv_args()
+    k = tuple(c.kernel)
+    gb = gy.sum(axis=(0,) + tuple(range(2, gy.ndim)))
+    if not tr:
+        return (np_conv_grad_input(gy, w, c.size, k, s, p, d, g),
+                np_conv_grad_weight(x, gy, k, s, p, d, g), gb)
+    return np_conv(gy, w, None, k, s, p, d, g), np_conv_grad_weight(gy, x, k, s, p, d, g), gb
+
+
+# --------------------------------------------------------------------------
+# threads
+# --------------------------------------------------------------------------
+
+def _numpy_blas_controllers():
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return None
+    ctl = ThreadpoolController()
+    return [lc for lc in ctl.lib_controllers
+            if lc.user_api == "blas" and "numpy" in (lc.filepath or "")]
+
+
+def set_threads(t, np_ctls):
+    cconv.set_num_threads(t)
+    if torch is not None:
+        torch.set_num_threads(t)
+    for lc in np_ctls or ():
+        lc.set_num_threads(t)
+
+
+# --------------------------------------------------------------------------
+# timing
+# --------------------------------------------------------------------------
+
+def _minflt():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def run_interleaved(contenders, repeat, warmup, sync=None):
+    """contenders: {name: fn}.  Returns {name: (times, faults_per_call)}."""
+    names = list(contenders)
+    for _ in range(warmup):
+        for nm in names:
+            contenders[nm]()
+    if sync:
+        sync()
+    times = {nm: [] for nm in names}
+    faults = dict.fromkeys(names, 0)
+    for r in range(repeat):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for nm in order:
+            fn = contenders[nm]
+            f0 = _minflt()
+            t0 = time.perf_counter()
+            fn()
+            if sync:
+                sync()
+            t1 = time.perf_counter()
+            faults[nm] += _minflt() - f0
+            times[nm].append(t1 - t0)
+    return {nm: (times[nm], faults[nm] / repeat) for nm in names}
+
+
+def gemm_ceiling(dtype, repeat, n=1536):
+    """GFLOP/s of one big square GEMM, measured now at the current thread count:
+    torch.mm when torch is installed (a GEMM as good as any), else cconv's own
+    1x1 convolution (its GEMM path) on the same problem."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((n, n)).astype(dtype)
+    bm = rng.standard_normal((n, n)).astype(dtype)
+    flops = 2.0 * n ** 3
+    res = {}
+    if torch is not None:
+        ta, tb = torch.from_numpy(a), torch.from_numpy(bm)
+        r = run_interleaved({"mm": lambda: torch.mm(ta, tb)}, max(3, repeat // 2), 1)
+        res[f"torch.mm {n}^3"] = flops / np.median(r["mm"][0]) / 1e9
+    x = np.ascontiguousarray(bm.reshape(1, n, 48, n // 48))
+    w = a.reshape(n, n, 1, 1)
+    try:
+        r = run_interleaved({"c": lambda: cconv.conv2d(x, w)}, max(3, repeat // 2), 1)
+        res[f"cconv 1x1 conv {n}^3"] = flops / np.median(r["c"][0]) / 1e9
+    except Exception as e:   # noqa: BLE001  a broken cconv is reported, not fatal here
+        print(f"  (cconv 1x1 ceiling failed: {type(e).__name__}: {e})")
+    return res
+
+
+def rel_err(a, ref):
+    a = np.asarray(a, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    if a.shape != ref.shape:
+        return float("inf")
+    den = np.linalg.norm(ref)
+    return float(np.linalg.norm(a - ref) / den) if den else float(np.linalg.norm(a))
+
+
+def _np(t):
+    return t.detach().numpy() if torch is not None and isinstance(t, torch.Tensor) else t
+
+
+def max_err(got, ref):
+    got = got if isinstance(got, tuple) else (got,)
+    ref = ref if isinstance(ref, tuple) else (ref,)
+    return max(rel_err(_np(g), _np(r)) for g, r in zip(got, ref))
+
+
+def backend_of(c, x, w, b, need_backward):
+    s, p, d, tr, op, g = c.conv_args()
+    try:
+        be = cconv.select_backend(x, w, b, stride=s, padding=p, dilation=d, transposed=tr,
+                                  output_padding=op, groups=g, need_backward=need_backward)
+        return getattr(be, "name", str(be))
+    except Exception as e:   # noqa: BLE001
+        return f"? ({type(e).__name__})"
+
+
+def make_contenders(c, which, dtype, use_numpy=True):
+    x, w, b, gy = c.arrays(dtype)
+    kw = c.kwargs()
+    cfn = getattr(cconv, c.func_name)
+    cont = {}
+    if which == "forward":
+        cont["cconv"] = lambda: cfn(x, w, b, **kw)
+        if torch is not None:
+            tfn = getattr(F, c.func_name)
+            tx, tw, tb = (torch.from_numpy(a) for a in (x, w, b))
+
+            def t_fwd():
+                with torch.no_grad():
+                    return tfn(tx, tw, tb, **kw)
+            cont["torch"] = t_fwd
+        if use_numpy:
+            cont["numpy"] = lambda: np_forward(c, x, w, b)
+    else:
+        if not hasattr(cconv, "convolution_backward"):
+            return None, (x, w, b), "cconv.convolution_backward does not exist"
+        cargs = c.conv_args()
+
+        def c_bwd():
+            y = cfn(x, w, b, **kw)
+            gi, gw, gb = cconv.convolution_backward(gy, x, w, [c.c_out], *cargs, MASK)
+            return y, gi, gw, gb
+        cont["cconv"] = c_bwd
+        if torch is not None:
+            tfn = getattr(F, c.func_name)
+            tx, tw, tb = (torch.from_numpy(a.copy()).requires_grad_(True) for a in (x, w, b))
+            tgy = torch.from_numpy(gy)
+
+            def t_bwd():
+                tx.grad = tw.grad = tb.grad = None
+                y = tfn(tx, tw, tb, **kw)
+                y.backward(tgy)
+                return y, tx.grad, tw.grad, tb.grad
+            cont["torch"] = t_bwd
+        if use_numpy:
+            def n_bwd():
+                y = np_forward(c, x, w, b)
+                return (y,) + np_backward(c, x, w, gy)
+            cont["numpy"] = n_bwd
+    return cont, (x, w, b), None
+
+
+# --------------------------------------------------------------------------
+# the run
+# --------------------------------------------------------------------------
+
+def gmean(v):
+    v = [e for e in v if e and math.isfinite(e) and e > 0]
+    return math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
+
+
+def machine_line(args):
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        cpu = platform.processor() or "?"
+    try:
+        avail = len(os.sched_getaffinity(0))
+    except AttributeError:
+        avail = os.cpu_count()
+    tv = torch.__version__ if torch is not None else "absent"
+    return (f"machine: {cpu}; {os.cpu_count()} cores ({avail} usable); OMP_NUM_THREADS="
+            f"{os.environ.get('OMP_NUM_THREADS', 'unset')}; python {platform.python_version()}; "
+            f"numpy {np.__version__}; torch {tv}; cconv {getattr(cconv, '__version__', '?')}; "
+            f"dtype {args.dtype}; repeat {args.repeat}; "
+            f"date {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}")
+
+
+COLS = ["set", "case", "T", "backend", "cconv ms", "torch ms", "numpy ms", "cconv GFLOP/s",
+        "% ceil", "cconv/torch", "cconv/numpy", "faults/call", "err"]
+
+
+def _ms(times):
+    if not times:
+        return "-"
+    return f"{np.median(times) * 1e3:.2f} ({min(times) * 1e3:.2f})"
+
+
+def format_table(rows, markdown):
+    cells = [[str(r.get(k, "-")) for k in COLS] for r in rows]
+    if markdown:
+        out = ["| " + " | ".join(COLS) + " |", "|" + "|".join("---" for _ in COLS) + "|"]
+        out += ["| " + " | ".join(r) + " |" for r in cells]
+        return "\n".join(out)
+    wid = [max(len(k), *(len(r[i]) for r in cells)) if cells else len(k) for i, k in enumerate(COLS)]
+    out = ["  ".join(k.ljust(wid[i]) for i, k in enumerate(COLS))]
+    out.append("  ".join("-" * x for x in wid))
+    out += ["  ".join(r[i].ljust(wid[i]) for i in range(len(COLS))) for r in cells]
+    return "\n".join(out)
+
+
+def run_cpu(args, cases, sets):
+    rows, summary, ceilings = [], [], {}
+    np_ctls = _numpy_blas_controllers()
+    if np_ctls is None:
+        print("note: threadpoolctl is not installed; NumPy's BLAS threads are not limited")
+    for t in args.threads:
+        set_threads(t, np_ctls)
+        ceil = gemm_ceiling(args.dtype, args.repeat)
+        ceilings[t] = ceil
+        ceil_name, ceil_val = next(iter(ceil.items())) if ceil else ("none", float("nan"))
+        print(f"[T={t}] GEMM ceiling: " + ", ".join(f"{k} = {v:.1f} GFLOP/s" for k, v in ceil.items())
+              + f"  (% ceil uses {ceil_name})", flush=True)
+        for which in sets:
+            r_torch, r_np = [], []
+            for c in cases:
+                cont, (x, w, b), why = make_contenders(c, which, args.dtype, not args.no_numpy)
+                row = {"set": which, "case": c.name, "T": t,
+                       "backend": backend_of(c, x, w, b, which == "backward")}
+                if cont is None:
+                    row["backend"] += f" (skipped: {why})"
+                    rows.append(row)
+                    print(f"  {which:8s} {c.name:22s} skipped: {why}", flush=True)
+                    continue
+                try:
+                    got = cont["cconv"]()
+                    ref_name = "torch" if "torch" in cont else ("numpy" if "numpy" in cont else None)
+                    err = max_err(got, cont[ref_name]()) if ref_name else float("nan")
+                    res = run_interleaved(cont, args.repeat, args.warmup)
+                except Exception as e:   # noqa: BLE001  one broken case must not end the run
+                    row["backend"] += f" (ERROR {type(e).__name__}: {e})"
+                    rows.append(row)
+                    print(f"  {which:8s} {c.name:22s} ERROR {type(e).__name__}: {e}", flush=True)
+                    continue
+                med = {k: float(np.median(v[0])) for k, v in res.items()}
+                flops = c.flops() * (3 if which == "backward" else 1)
+                gf = flops / med["cconv"] / 1e9
+                row.update({
+                    "cconv ms": _ms(res["cconv"][0]),
+                    "torch ms": _ms(res["torch"][0]) if "torch" in res else "-",
+                    "numpy ms": _ms(res["numpy"][0]) if "numpy" in res else "-",
+                    "cconv GFLOP/s": f"{gf:.1f}",
+                    "% ceil": f"{100 * gf / ceil_val:.0f}%" if math.isfinite(ceil_val) else "-",
+                    "cconv/torch": f"{med['cconv'] / med['torch']:.2f}" if "torch" in med else "-",
+                    "cconv/numpy": f"{med['cconv'] / med['numpy']:.2f}" if "numpy" in med else "-",
+                    "faults/call": f"{res['cconv'][1]:.0f}",
+                    "err": f"{err:.1e}",
+                })
+                if "torch" in med:
+                    r_torch.append(med["cconv"] / med["torch"])
+                if "numpy" in med:
+                    r_np.append(med["cconv"] / med["numpy"])
+                rows.append(row)
+                print(f"  {which:8s} {c.name:22s} {row['backend']:24s} cconv {row['cconv ms']:>18s} ms"
+                      f"  torch {row['torch ms']:>18s}  numpy {row['numpy ms']:>18s}"
+                      f"  {gf:7.1f} GFLOP/s  faults/call {row['faults/call']}  err {row['err']}", flush=True)
+            summary.append((which, t, gmean(r_torch), len(r_torch), gmean(r_np), len(r_np)))
+    return rows, summary, ceilings
+
+
+def run_cuda(args, cases, sets):
+    """cconv on CuPy arrays vs torch on CUDA; a clear skip when either is absent."""
+    try:
+        import cupy as cp
+        if cp.cuda.runtime.getDeviceCount() < 1:
+            raise RuntimeError("no CUDA device")
+    except Exception as e:   # noqa: BLE001
+        print(f"--cuda: skipped: CuPy with a CUDA device is not available ({type(e).__name__}: {e})")
+        return [], []
+    has_tc = torch is not None and torch.cuda.is_available()
+    if not has_tc:
+        print("--cuda: torch has no CUDA here; timing cconv on CuPy alone")
+    sync = cp.cuda.Device().synchronize
+    if has_tc:
+        def sync():   # noqa: F811
+            cp.cuda.Device().synchronize()
+            torch.cuda.synchronize()
+    rows, summary = [], []
+    for which in sets:
+        ratios = []
+        for c in cases:
+            x, w, b, gy = c.arrays(args.dtype)
+            gx_, gw_, gb_, ggy = (cp.asarray(a) for a in (x, w, b, gy))
+            kw = c.kwargs()
+            cfn = getattr(cconv, c.func_name)
+            cont = {}
+            if which == "forward":
+                cont["cconv"] = lambda: cfn(gx_, gw_, gb_, **kw)
+            elif hasattr(cconv, "convolution_backward"):
+                cargs = c.conv_args()
+
+                def c_bwd():
+                    y = cfn(gx_, gw_, gb_, **kw)
+                    return (y,) + tuple(cconv.convolution_backward(ggy, gx_, gw_, [c.c_out], *cargs, MASK))
+                cont["cconv"] = c_bwd
+            else:
+                continue
+            if has_tc:
+                tfn = getattr(F, c.func_name)
+                tx, tw, tb = (torch.from_numpy(a.copy()).cuda() for a in (x, w, b))
+                tgy = torch.from_numpy(gy).cuda()
+                if which == "forward":
+                    def t_fwd():
+                        with torch.no_grad():
+                            return tfn(tx, tw, tb, **kw)
+                    cont["torch"] = t_fwd
+                else:
+                    for tt in (tx, tw, tb):
+                        tt.requires_grad_(True)
+
+                    def t_bwd():
+                        tx.grad = tw.grad = tb.grad = None
+                        y = tfn(tx, tw, tb, **kw)
+                        y.backward(tgy)
+                        return y, tx.grad, tw.grad, tb.grad
+                    cont["torch"] = t_bwd
+            row = {"set": which + "/cuda", "case": c.name, "T": "-",
+                   "backend": backend_of(c, gx_, gw_, gb_, which == "backward")}
+            try:
+                got = cont["cconv"]()
+                got = tuple(cp.asnumpy(a) for a in (got if isinstance(got, tuple) else (got,)))
+                err = max_err(got, tuple(t.cpu() for t in (cont["torch"]() if which == "backward"
+                                                           else (cont["torch"](),)))) if has_tc else float("nan")
+                res = run_interleaved(cont, args.repeat, args.warmup, sync=sync)
+            except Exception as e:   # noqa: BLE001
+                row["backend"] += f" (ERROR {type(e).__name__}: {e})"
+                rows.append(row)
+                continue
+            med = {k: float(np.median(v[0])) for k, v in res.items()}
+            gf = c.flops() * (3 if which == "backward" else 1) / med["cconv"] / 1e9
+            row.update({"cconv ms": _ms(res["cconv"][0]),
+                        "torch ms": _ms(res["torch"][0]) if "torch" in res else "-",
+                        "cconv GFLOP/s": f"{gf:.1f}",
+                        "cconv/torch": f"{med['cconv'] / med['torch']:.2f}" if "torch" in med else "-",
+                        "err": f"{err:.1e}"})
+            if "torch" in med:
+                ratios.append(med["cconv"] / med["torch"])
+            rows.append(row)
+            print(f"  cuda {which:8s} {c.name:22s} {row['backend']:20s} cconv {row['cconv ms']} ms  "
+                  f"torch {row['torch ms']}", flush=True)
+        summary.append((which + "/cuda", "-", gmean(ratios), len(ratios), float("nan"), 0))
+    return rows, summary
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="cases: " + ", ".join(CASES))
+    ap.add_argument("--cases", default=None, metavar="NAME,..", help="only these cases (default: all)")
+    ap.add_argument("--set", choices=("forward", "backward", "all"), default="forward")
+    ap.add_argument("--threads", default="1,2", metavar="T,..",
+                    help="thread counts to run at (default 1,2)")
+    ap.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    ap.add_argument("--repeat", type=int, default=10, help="timed calls per contender (default 10)")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed calls per contender first (default 2)")
+    ap.add_argument("--no-numpy", action="store_true", help="leave the NumPy baseline out")
+    ap.add_argument("--markdown", action="store_true", help="print a markdown table")
+    ap.add_argument("--out", default=None, metavar="FILE",
+                    help="write the markdown table and a machine line to FILE")
+    ap.add_argument("--cuda", action="store_true",
+                    help="also time cconv on CuPy arrays vs torch on CUDA (skipped when absent)")
+    ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    args = ap.parse_args(argv)
+    try:
+        args.threads = [int(t) for t in args.threads.split(",") if t.strip()]
+    except ValueError:
+        ap.error(f"--threads: expected integers like 1,2, got {args.threads!r}")
+    if not args.threads or min(args.threads) < 1:
+        ap.error("--threads: each count must be >= 1")
+    if args.repeat < 1 or args.warmup < 0:
+        ap.error("--repeat must be >= 1 and --warmup >= 0")
+    return args, ap
+
+
+def main(argv=None):
+    args, ap = parse_args(argv)
+    if args.list:
+        for c in CASES.values():
+            print(f"{c.name:22s} {c.func_name:17s} {c.describe():42s} {c.flops() / 1e9:6.3f} GFLOP  {c.note}")
+        return 0
+    if args.cases:
+        names = [s.strip() for s in args.cases.split(",") if s.strip()]
+        bad = [s for s in names if s not in CASES]
+        if bad:
+            ap.error(f"unknown case(s): {', '.join(bad)}; known: {', '.join(CASES)}")
+        cases = [CASES[s] for s in names]
+    else:
+        cases = list(CASES.values())
+    sets = ["forward", "backward"] if args.set == "all" else [args.set]
+    mline = machine_line(args)
+    print(mline)
+    if torch is None:
+        print("note: torch is not installed; the torch columns are empty")
+    rows, summary, _ = run_cpu(args, cases, sets)
+    if args.cuda:
+        crow, csum = run_cuda(args, cases, sets)
+        rows += crow
+        summary += csum
+    table = format_table(rows, args.markdown)
+    lines = ["", table, "",
+             "ms: median (min) per call; ratios: median time of cconv / the other (< 1: cconv faster)"]
+    for which, t, gt, nt, gn, nn in summary:
+        lines.append(f"geometric mean, {which}, T={t}: cconv/torch {gt:.2f} ({nt} cases), "
+                     f"cconv/numpy {gn:.2f} ({nn} cases)")
+    print("\n".join(lines))
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(mline + "\n\n" + format_table(rows, True) + "\n" + "\n".join(lines[3:]) + "\n")
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
