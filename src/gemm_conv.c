@@ -12,6 +12,8 @@ static inline int omp_get_thread_num(void) { return 0; }
 #include "blas.h"
 #include "cconv.h"
 #include "gemm_plan.h"
+#include "shift_conv.h"
+#include "shift_plan.h"
 
 #define CC_T float
 #define CC_SFX f32
@@ -30,6 +32,7 @@ static inline int omp_get_thread_num(void) { return 0; }
 #undef CC_GEMM
 
 int64_t cc_conv_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
+    if (cc_shift_applies(g)) return cc_conv_fwd_shift_workspace(g, nthreads, elsize);
     int64_t e = elsize == 4 ? cc_conv_fwd_workspace_elems_f32(g, nthreads)
                             : cc_conv_fwd_workspace_elems_f64(g, nthreads);
     return e * elsize;

@@ -96,6 +96,8 @@ int CC_FN(cc_conv_fwd_)(const cc_geom *g, const CC_T *x, const CC_T *w,
                         const CC_T *bias, CC_T *y, void *ws, int64_t ws_bytes,
                         int nthreads) {
     cc_plan pl;
+    if (cc_shift_applies(g))
+        return CC_FN(cc_conv_fwd_shift_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
     cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);
     if (!CC_FN(cc_ws_ok_)(&pl, 0, ws_bytes)) return CC_ERR_NOMEM;
     if (pl.P == 0 || g->batch == 0 || g->c_out == 0) return CC_OK;

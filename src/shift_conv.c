@@ -1,0 +1,35 @@
+/* Stride-1 forward convolution by one GEMM per kernel tap over a padded
+ * band of input rows (no im2col); see shift_conv_impl.h. */
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#else
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
+
+#include "blas.h"
+#include "cconv.h"
+#include "shift_plan.h"
+#include "shift_conv.h"
+
+#define CC_T float
+#define CC_SFX f32
+#define CC_GEMM CC_SGEMM
+#include "shift_conv_impl.h"
+#undef CC_T
+#undef CC_SFX
+#undef CC_GEMM
+
+#define CC_T double
+#define CC_SFX f64
+#define CC_GEMM CC_DGEMM
+#include "shift_conv_impl.h"
+#undef CC_T
+#undef CC_SFX
+#undef CC_GEMM
+
+int64_t cc_conv_fwd_shift_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
+    cc_shift_plan sp;
+    cc_plan_shift(g, nthreads, elsize, &sp);
+    return (sp.wt_elems + sp.per_thread * sp.nt) * elsize;
+}
