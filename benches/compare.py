@@ -548,8 +548,8 @@ def main(argv=None):
     lines = ["", table, "",
              "ms: median (min) per call; ratios: median time of cconv / the other (< 1: cconv faster)"]
     for which, t, gt, nt, gn, nn in summary:
-        lines.append(f"geometric mean, {which}, T={t}: cconv/torch {gt:.2f} ({nt} cases), "
-                     f"cconv/numpy {gn:.2f} ({nn} cases)")
+        parts = [f"cconv/{nm} {g:.2f} ({n} cases)" for nm, g, n in (("torch", gt, nt), ("numpy", gn, nn)) if n]
+        lines.append(f"geometric mean, {which}, T={t}: " + (", ".join(parts) or "no ratios"))
     print("\n".join(lines))
     if args.out:
         with open(args.out, "w") as f:
