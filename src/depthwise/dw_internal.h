@@ -1,0 +1,251 @@
+/*
+ * Depthwise kernels: what the drivers (dw_fwd.c, dw_adj.c, dw_wgrad.c), the
+ * dispatcher (dw_dispatch.c) and the per-ISA micro-kernels share.
+ *
+ * Row buffers.  The drivers copy every input row they need once into a
+ * zero-padded, phase-split buffer: for horizontal stride s the buffer holds s
+ * phases of J elements, buf[ph*J + q] = row[q*s + ph - pad] (0 outside the
+ * row), so horizontal tap kw (offset kw*dil) of output column x is
+ * buf[((kw*dil) % s)*J + (kw*dil)/s + x]: a contiguous, unaligned load, for
+ * any stride, dilation and padding.  J leaves at least DW_VMAX elements of
+ * (zero) slack after the last column a kernel computes, so micro-kernels may
+ * read whole vectors past n.  Padding rows point to a shared zero row.
+ * Micro-kernels never read their *outputs* or the gradient rows past n.
+ *
+ * Micro-kernel contracts (T = float or double; f32/f64 twins):
+ *
+ *   rows   out[x] = (acc ? out[x] : init)
+ *                   + sum_{e<ne} sum_{t<nt} wr[e][t] * src[e][off[t] + x],
+ *          0 <= x < n.  ne or nt may be 0.  Generic: any taps, any stride
+ *          (through off), 3-D (entries = (kd, kh) rows), 1-D long kernels.
+ *   rk     R output rows of a KxK stride-S, dilation-1 kernel, 1 <= R <= rk_r:
+ *          out[r][x] = (acc ? out[r][x] : init)
+ *                   + sum_{kh,kw<K} w[kh*K+kw] * src[r*S+kh][(kw%S)*ps + kw/S + x]
+ *          (src has (R-1)*S + K rows).  rk[K==5][S==2].
+ *   wg     for i < nt: the DW_VMAX-element accumulator vp[i] gets, lane by
+ *          lane, partial sums of sum_{x<n} g[x] * tp[i][x] (lanes >= V of the
+ *          ISA untouched).  g is read only for x < n.
+ *   split2 even[c] = x[2c], odd[c] = x[2c+1], c < npairs.
+ *   join2  out[2c] = even[c], out[2c+1] = odd[c], c < npairs.
+ */
+#ifndef CC_DW_INTERNAL_H
+#define CC_DW_INTERNAL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "depthwise.h"
+
+/* Widest vector (elements) of any instruction set: buffers are sized with it
+ * so that switching instruction sets never needs other buffers. */
+#define DW_VMAX_F32 16
+#define DW_VMAX_F64 8
+/* Most output rows per step of any rk kernel. */
+#define DW_RMAX 8
+
+#if defined(__GNUC__) || defined(__clang__)
+#define DW_INLINE static inline __attribute__((always_inline))
+#define DW_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define DW_INLINE static inline
+#define DW_HIDDEN
+#endif
+
+#define DW_KERNEL_TYPES(T, SFX)                                               \
+    typedef void (*dw_rows_##SFX##_fn)(int64_t n, int ne,                     \
+                                       const T *const *src,                   \
+                                       const T *const *wr, int nt,            \
+                                       const int64_t *off, T init, int acc,   \
+                                       T *out);                               \
+    typedef void (*dw_rk_##SFX##_fn)(int64_t n, int R, const T *const *src,   \
+                                     int64_t ps, const T *w, T init, int acc, \
+                                     T *const *out);                          \
+    typedef void (*dw_wg_##SFX##_fn)(int64_t n, const T *g, int nt,           \
+                                     const T *const *tp, T *const *vp);       \
+    typedef void (*dw_split2_##SFX##_fn)(const T *x, int64_t npairs, T *even, \
+                                         T *odd);                             \
+    typedef void (*dw_join2_##SFX##_fn)(const T *even, const T *odd,          \
+                                        int64_t npairs, T *out);              \
+    typedef struct dw_kern_##SFX {                                            \
+        const int *rk_r; /* output rows per rk step */                       \
+        dw_rows_##SFX##_fn rows;                                              \
+        dw_rk_##SFX##_fn rk[2][2]; /* [K == 5][S == 2] */                     \
+        dw_wg_##SFX##_fn wg;                                                  \
+        dw_split2_##SFX##_fn split2;                                          \
+        dw_join2_##SFX##_fn join2;                                            \
+    } dw_kern_##SFX;
+
+DW_KERNEL_TYPES(float, f32)
+DW_KERNEL_TYPES(double, f64)
+
+/* Declarations of one instruction set's micro-kernels. */
+#define DW_DECLARE_ISA_T(T, SFX, ISA)                                         \
+    DW_HIDDEN void cc_dw_rows_##SFX##_##ISA(int64_t, int, const T *const *,   \
+                                            const T *const *, int,            \
+                                            const int64_t *, T, int, T *);    \
+    DW_HIDDEN void cc_dw_k3s1_##SFX##_##ISA(int64_t, int, const T *const *,   \
+                                            int64_t, const T *, T, int,       \
+                                            T *const *);                      \
+    DW_HIDDEN void cc_dw_k3s2_##SFX##_##ISA(int64_t, int, const T *const *,   \
+                                            int64_t, const T *, T, int,       \
+                                            T *const *);                      \
+    DW_HIDDEN void cc_dw_k5s1_##SFX##_##ISA(int64_t, int, const T *const *,   \
+                                            int64_t, const T *, T, int,       \
+                                            T *const *);                      \
+    DW_HIDDEN void cc_dw_k5s2_##SFX##_##ISA(int64_t, int, const T *const *,   \
+                                            int64_t, const T *, T, int,       \
+                                            T *const *);                      \
+    DW_HIDDEN void cc_dw_wg_##SFX##_##ISA(int64_t, const T *, int,            \
+                                          const T *const *, T *const *);      \
+    DW_HIDDEN void cc_dw_split2_##SFX##_##ISA(const T *, int64_t, T *, T *);  \
+    DW_HIDDEN void cc_dw_join2_##SFX##_##ISA(const T *, const T *, int64_t,   \
+                                             T *);                            \
+    DW_HIDDEN extern const int cc_dw_rk_r_##SFX##_##ISA;
+
+#define DW_DECLARE_ISA(ISA)                                                   \
+    DW_DECLARE_ISA_T(float, f32, ISA)                                         \
+    DW_DECLARE_ISA_T(double, f64, ISA)
+
+DW_DECLARE_ISA(scalar)
+#if defined(CC_HAVE_X86_SIMD)
+DW_DECLARE_ISA(avx2)
+DW_DECLARE_ISA(avx512)
+#endif
+#if defined(__aarch64__)
+DW_DECLARE_ISA(neon)
+#endif
+
+typedef struct dw_isa {
+    const char *name;
+    const dw_kern_f32 *f32;
+    const dw_kern_f64 *f64;
+} dw_isa;
+
+/* The instruction set in use (initialises on first use). */
+DW_HIDDEN const dw_isa *cc_dw_current(void);
+
+/* ---- small helpers shared by the drivers -------------------------------- */
+
+static inline int64_t dw_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t dw_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t dw_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t dw_mod(int64_t a, int64_t b)
+{
+    int64_t r = a % b;
+    return r < 0 ? r + b : r;
+}
+
+/* Zeroed memory aligned to 64 bytes; NULL on failure or overflow. */
+static inline void *dw_zalloc(int64_t bytes)
+{
+    if (bytes < 0 || (uint64_t)bytes > (uint64_t)PTRDIFF_MAX - 128)
+        return NULL;
+    size_t sz = ((size_t)bytes + 63) & ~(size_t)63;
+    if (sz == 0)
+        sz = 64;
+    void *p = aligned_alloc(64, sz);
+    if (p)
+        memset(p, 0, sz);
+    return p;
+}
+
+/* A small cache of row buffers: nslots rows of rowbytes bytes, each tagged
+ * with the row it holds (-1: none).  Rows not written by a fill keep their
+ * initial zeros, which is what makes the padding of the row buffers. */
+typedef struct dw_cache {
+    int64_t nslots, rowbytes;
+    int64_t *tag;
+    char *buf;
+} dw_cache;
+
+static inline int dw_cache_init(dw_cache *c, int64_t nslots, int64_t rowbytes)
+{
+    c->nslots = nslots;
+    c->rowbytes = rowbytes;
+    c->tag = (int64_t *)malloc((size_t)(nslots > 0 ? nslots : 1) * sizeof(int64_t));
+    c->buf = (char *)dw_zalloc(nslots * rowbytes);
+    if (!c->tag || !c->buf || (nslots > 0 && rowbytes > INT64_MAX / nslots)) {
+        free(c->tag);
+        free(c->buf);
+        c->tag = NULL;
+        c->buf = NULL;
+        return -1;
+    }
+    for (int64_t i = 0; i < nslots; i++)
+        c->tag[i] = -1;
+    return 0;
+}
+
+static inline void dw_cache_free(dw_cache *c)
+{
+    free(c->tag);
+    free(c->buf);
+    c->tag = NULL;
+    c->buf = NULL;
+}
+
+static inline void dw_cache_clear(dw_cache *c)
+{
+    for (int64_t i = 0; i < c->nslots; i++)
+        c->tag[i] = -1;
+}
+
+/* Buffer of the slot; *miss = 1 when it did not hold `tag` (now it is
+ * tagged, and the caller fills it). */
+static inline void *dw_cache_get(dw_cache *c, int64_t slot, int64_t tag, int *miss)
+{
+    char *p = c->buf + slot * c->rowbytes;
+    *miss = c->tag[slot] != tag;
+    c->tag[slot] = tag;
+    return p;
+}
+
+/* Work below this many multiply-adds runs on one thread. */
+#define DW_MIN_PARALLEL_WORK ((int64_t)1 << 16)
+
+/* The geometry, unpacked. */
+typedef struct dw_dims {
+    int64_t N, C, M, CO;          /* batch, c_in, multiplier, c_out */
+    int64_t ID, IH, IW, OD, OH, OW, KD, KH, KW;
+    int64_t sd, sh, sw, pd, ph, pw, dd, dh, dw;
+} dw_dims;
+
+static inline void dw_dims_get(const cc_geom *g, dw_dims *d)
+{
+    d->N = g->batch;
+    d->C = g->c_in;
+    d->CO = g->c_out;
+    d->M = g->c_out / g->c_in;
+    d->ID = g->in[0], d->IH = g->in[1], d->IW = g->in[2];
+    d->OD = g->out[0], d->OH = g->out[1], d->OW = g->out[2];
+    d->KD = g->k[0], d->KH = g->k[1], d->KW = g->k[2];
+    d->sd = g->stride[0], d->sh = g->stride[1], d->sw = g->stride[2];
+    d->pd = g->pad[0], d->ph = g->pad[1], d->pw = g->pad[2];
+    d->dd = g->dil[0], d->dh = g->dil[1], d->dw = g->dil[2];
+}
+
+static inline int64_t dw_round_up(int64_t a, int64_t b) { return dw_cdiv(a, b) * b; }
+
+/* OpenMP threads for `work` multiply-adds spread over `items` items. */
+static inline int dw_threads(int nthreads, int64_t work, int64_t items)
+{
+    int64_t nt = nthreads < 1 ? 1 : nthreads;
+    if (work < DW_MIN_PARALLEL_WORK)
+        nt = 1;
+    if (nt > items)
+        nt = items < 1 ? 1 : items;
+    return (int)nt;
+}
+
+/* Fill the phase-split, zero-padded row buffer buf (s phases of J) from the
+ * input row xr of iw elements: buf[ph*J + q] = xr[q*s + ph - pad] for the
+ * positions inside the row; the other positions are left alone (zero). */
+DW_HIDDEN void cc_dw_fill_row_f32(float *buf, const float *xr, int64_t iw,
+                                  int64_t s, int64_t pad, int64_t J,
+                                  dw_split2_f32_fn split2);
+DW_HIDDEN void cc_dw_fill_row_f64(double *buf, const double *xr, int64_t iw,
+                                  int64_t s, int64_t pad, int64_t J,
+                                  dw_split2_f64_fn split2);
+
+#endif

@@ -1,0 +1,74 @@
+/* AVX2 + FMA vector layer (see dw_vec_common.h).  Only for files built with
+ * -mavx2 -mfma. */
+#include <immintrin.h>
+#include "dw_vec_common.h"
+
+#define DW_RK_R 4
+
+#ifdef DW_F64
+#define T double
+#define DW_SFX f64
+#define VT __m256d
+#define V 4
+#define VSET1 _mm256_set1_pd
+#define VZERO _mm256_setzero_pd
+#define VLOADU _mm256_loadu_pd
+#define VSTOREU _mm256_storeu_pd
+#define VFMA(a, b, c) _mm256_fmadd_pd(a, b, c)
+#define VADD _mm256_add_pd
+DW_INLINE __m256i dw_mask_avx2(int64_t c)
+{
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(c), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+#define VLOADP(p, c) _mm256_maskload_pd((p), dw_mask_avx2(c))
+#define VSTOREP(p, v, c) _mm256_maskstore_pd((p), dw_mask_avx2(c), (v))
+DW_INLINE void dw_split2_avx2(const double *p, __m256d *e, __m256d *o)
+{
+    __m256d a = _mm256_loadu_pd(p), b = _mm256_loadu_pd(p + 4);
+    *e = _mm256_permute4x64_pd(_mm256_unpacklo_pd(a, b), 0xD8);
+    *o = _mm256_permute4x64_pd(_mm256_unpackhi_pd(a, b), 0xD8);
+}
+DW_INLINE void dw_join2_avx2(double *p, __m256d e, __m256d o)
+{
+    __m256d lo = _mm256_unpacklo_pd(e, o), hi = _mm256_unpackhi_pd(e, o);
+    _mm256_storeu_pd(p, _mm256_permute2f128_pd(lo, hi, 0x20));
+    _mm256_storeu_pd(p + 4, _mm256_permute2f128_pd(lo, hi, 0x31));
+}
+#else
+#define T float
+#define DW_SFX f32
+#define VT __m256
+#define V 8
+#define VSET1 _mm256_set1_ps
+#define VZERO _mm256_setzero_ps
+#define VLOADU _mm256_loadu_ps
+#define VSTOREU _mm256_storeu_ps
+#define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define VADD _mm256_add_ps
+DW_INLINE __m256i dw_mask_avx2(int64_t c)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)c),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+#define VLOADP(p, c) _mm256_maskload_ps((p), dw_mask_avx2(c))
+#define VSTOREP(p, v, c) _mm256_maskstore_ps((p), dw_mask_avx2(c), (v))
+DW_INLINE void dw_split2_avx2(const float *p, __m256 *e, __m256 *o)
+{
+    __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+    *e = _mm256_castpd_ps(_mm256_permute4x64_pd(
+        _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
+    *o = _mm256_castpd_ps(_mm256_permute4x64_pd(
+        _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
+}
+DW_INLINE void dw_join2_avx2(float *p, __m256 e, __m256 o)
+{
+    __m256 lo = _mm256_unpacklo_ps(e, o), hi = _mm256_unpackhi_ps(e, o);
+    _mm256_storeu_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(p + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+}
+#endif
+/* Overlapping unaligned loads beat cross-lane rotations on AVX2 (a full
+ * 256-bit alignr needs two shuffles on the one shuffle port). */
+#define VTAP(p, k) VLOADU((p) + (k))
+#define VSPLIT2(p, e, o) dw_split2_avx2((p), (e), (o))
+#define VJOIN2(p, e, o) dw_join2_avx2((p), (e), (o))

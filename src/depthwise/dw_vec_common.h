@@ -1,0 +1,31 @@
+/*
+ * Shared part of the per-ISA vector layers (dw_vec_<isa>.h).  A kernel file
+ * defines DW_ISA (avx2, avx512, neon) and DW_F64 (or not), includes its
+ * vector layer and then the kernel templates (dw2d.inc, dwrows.inc,
+ * dwwg.inc).  The layer defines
+ *   T, VT, V            element type, vector type, lanes
+ *   DW_SFX              f32 or f64
+ *   VSET1 VLOADU VSTOREU VFMA(a,b,c)=a*b+c VADD
+ *   VLOADP(p,c) VSTOREP(p,v,c)   first c lanes (0 < c < V), the rest zero
+ *   VTAP(p,k)           the vector at p + k (k a compile-time constant):
+ *                       an unaligned load, or a rotation of aligned ones
+ *   VSPLIT2(p,&e,&o)    deinterleave 2V elements at p
+ *   VJOIN2(p,e,o)       interleave e and o into 2V elements at p
+ *   DW_RK_R             output rows per step of the rk kernels
+ * Everything here is static inline, so nothing built with this ISA's flags
+ * can be picked by the linker for baseline code.
+ */
+#ifndef CC_DW_VEC_COMMON_H
+#define CC_DW_VEC_COMMON_H
+#include "dw_internal.h"
+
+#define DW_CAT4_(a, b, c, d) a##b##_##c##_##d
+#define DW_CAT4(a, b, c, d) DW_CAT4_(a, b, c, d)
+#define DW_FN(name) DW_CAT4(cc_dw_, name, DW_SFX, DW_ISA)
+
+#ifdef DW_F64
+#define DW_VMAX DW_VMAX_F64
+#else
+#define DW_VMAX DW_VMAX_F32
+#endif
+#endif
