@@ -135,6 +135,22 @@ def _params(fn: str, input_shape, weight_shape, bias_sizes, stride, padding, dil
 # --------------------------------------------------------------------------
 # the three gradients, array-generic (user dtype float32/64 or complex)
 # --------------------------------------------------------------------------
+def _contig(xp, a, dtype):
+    """C-contiguous real array for a kernel.  The Cython wrappers take
+    writable buffers (``real[::1]``), so a read-only NumPy array is copied."""
+    a = real_contig(xp, a, dtype)
+    if xp is np and not a.flags.writeable:
+        a = a.copy()
+    return a
+
+
+def _writable(xp, a):
+    """``a``, copied when it is a read-only NumPy array (for forward_any)."""
+    if a is not None and xp is np and not a.flags.writeable:
+        return a.copy()
+    return a
+
+
 def _bilinear(xp, shape, dt, real_fn, a, b, conj_a: bool, conj_b: bool):
     """``real_fn`` (real bilinear, writes a new array of ``shape``) applied to
     ``(conj_a ? conj(a) : a, conj_b ? conj(b) : b)``.
@@ -172,13 +188,13 @@ def grad_input_of(p: ConvParams, xp, mod, gy, w):
     dt = np.dtype(gy.dtype)
     cdt = compute_dtype(dt)
     shape = p.input_shape
-    if _prod(shape) == 0:
-        return xp.zeros(shape, dtype=dt)
+    if _prod(shape) == 0 or gy.size == 0 or w.size == 0:
+        return xp.zeros(shape, dtype=dt)   # nothing flows back: no kernel
     pr = p.with_dtype(cdt)
 
     def real_fn(g, ww):
         out = xp.empty(shape, dtype=cdt)
-        mod.grad_input(pr, real_contig(xp, g, cdt), real_contig(xp, ww, cdt), out)
+        mod.grad_input(pr, _contig(xp, g, cdt), _contig(xp, ww, cdt), out)
         return out
 
     return _bilinear(xp, shape, dt, real_fn, gy, w, False, True)
@@ -190,13 +206,13 @@ def grad_weight_of(p: ConvParams, xp, mod, x, gy, weight_shape):
     dt = np.dtype(gy.dtype)
     cdt = compute_dtype(dt)
     shape = tuple(weight_shape)
-    if _prod(shape) == 0:
-        return xp.zeros(shape, dtype=dt)
+    if _prod(shape) == 0 or x.size == 0 or gy.size == 0:
+        return xp.zeros(shape, dtype=dt)   # an empty sum: no kernel
     pr = p.with_dtype(cdt)
 
     def real_fn(xx, g):
         out = xp.empty(shape, dtype=cdt)
-        mod.grad_weight(pr, real_contig(xp, xx, cdt), real_contig(xp, g, cdt), out)
+        mod.grad_weight(pr, _contig(xp, xx, cdt), _contig(xp, g, cdt), out)
         return out
 
     return _bilinear(xp, shape, dt, real_fn, x, gy, True, False)
@@ -209,7 +225,7 @@ def _sum_bias_real(xp, gy, cdt):
         from . import _kernels
         from ._config import get_num_threads
 
-        g = real_contig(xp, gy, cdt)
+        g = _contig(xp, gy, cdt)
         out = np.empty((c,), dtype=cdt)
         if c:
             _kernels.bias_grad(n, c, _prod(gy.shape[2:]), g.reshape(-1), out, get_num_threads())
@@ -365,18 +381,21 @@ def convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, paddin
 
     ggO = None
     if ggI is not None or ggW is not None or ggb is not None:
-        out_shape = p.output_shape
-        if ggI is not None:
-            # ggb rides along as the bias of the first forward
-            ggO = forward_any(p, xp, ggI, weight, ggb if p.c_out == nb else None, backend=backend)
-            if ggW is not None:
-                ggO += forward_any(p, xp, input, ggW, None, backend=backend)
-        elif ggW is not None:
-            ggO = forward_any(p, xp, input, ggW, ggb if p.c_out == nb else None, backend=backend)
-        else:
-            ggO = xp.zeros(out_shape, dtype=ggb.dtype)
-            if p.c_out == nb and ggO.size:
-                ggO += ggb.reshape((1, -1) + (1,) * p.nsp)
+        b = _writable(xp, ggb) if p.c_out == nb else None   # ggb rides along as a bias
+        terms = [(a, ww) for a, ww in ((ggI, weight), (input, ggW)) if a is not None and ww is not None]
+        if _prod(p.output_shape) == 0 or input.size == 0 or weight.size == 0:
+            terms = []   # nothing to convolve: ggO is ggb broadcast (or zeros)
+        for a, ww in terms:
+            a, ww = _writable(xp, a), _writable(xp, ww)
+            if ggO is None:
+                ggO = forward_any(p, xp, a, ww, b, backend=backend)
+            else:
+                ggO += forward_any(p, xp, a, ww, None, backend=backend)
+        if ggO is None:
+            dto = compute_dtype(dt) if dt.kind == "f" else dt
+            ggO = xp.zeros(p.output_shape, dtype=dto)
+            if b is not None and ggO.size:
+                ggO += b.reshape((1, -1) + (1,) * p.nsp)
     gI = None if ggW is None else grad_input_of(p, xp, mod, gO, ggW)
     gW = None if ggI is None else grad_weight_of(p, xp, mod, ggI, gO, w_shape)
     return _down(ggO, dt), _down(gI, dt), _down(gW, dt)

@@ -1,0 +1,828 @@
+"""cconv.convolution_backward against the independent float64 reference
+(tests/reference.py), central finite differences and (when importable)
+PyTorch: random shapes and parameters in every dtype, every output_mask,
+every backend that runs a backward forced in turn, zero-size problems,
+layouts, argument checks and call-to-call determinism."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import cconv
+from cconv import Backend
+from reference import (
+    rel_err,
+    ref_conv,
+    ref_conv_grad_bias,
+    ref_conv_grad_input,
+    ref_conv_grad_weight,
+    ref_conv_transpose,
+    ref_conv_transpose_grad_input,
+    ref_conv_transpose_grad_weight,
+    tolerance,
+)
+
+DTYPES = [np.float32, np.float64, np.float16, np.complex64, np.complex128]
+MASKS = list(itertools.product([False, True], repeat=3))
+
+
+# ------------------------------------------------------------------ cases
+
+
+def randn(rng, shape, dtype):
+    dtype = np.dtype(dtype)
+    a = rng.standard_normal(shape)
+    if dtype.kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)
+
+
+@dataclass(frozen=True)
+class Case:
+    nsp: int
+    transposed: bool
+    batch: int
+    c_in: int          # channels of the input array
+    c_out: int         # channels of the result
+    groups: int
+    size: tuple
+    kernel: tuple
+    stride: tuple
+    padding: object    # tuple of ints, or 'same' / 'valid'
+    dilation: tuple
+    output_padding: tuple
+
+    def weight_shape(self):
+        if self.transposed:
+            return (self.c_in, self.c_out // self.groups) + self.kernel
+        return (self.c_out, self.c_in // self.groups) + self.kernel
+
+    def input_shape(self):
+        return (self.batch, self.c_in) + self.size
+
+    def pads(self):
+        """(pad_before, pad_after) per dim."""
+        if self.padding == "valid":
+            z = (0,) * self.nsp
+            return z, z
+        if self.padding == "same":
+            tot = [d * (k - 1) for d, k in zip(self.dilation, self.kernel)]
+            return tuple(t // 2 for t in tot), tuple(t - t // 2 for t in tot)
+        return self.padding, self.padding
+
+    def out_size(self):
+        pb, pa = self.pads()
+        out = []
+        for i in range(self.nsp):
+            L, k, s, d = self.size[i], self.kernel[i], self.stride[i], self.dilation[i]
+            if self.transposed:
+                out.append((L - 1) * s - 2 * pb[i] + d * (k - 1) + self.output_padding[i] + 1)
+            else:
+                out.append((L + pb[i] + pa[i] - d * (k - 1) - 1) // s + 1)
+        return tuple(out)
+
+    def output_shape(self):
+        return (self.batch, self.c_out) + self.out_size()
+
+    def args(self):
+        """stride, padding, dilation, transposed, output_padding, groups."""
+        return (list(self.stride), self.padding if isinstance(self.padding, str) else list(self.padding),
+                list(self.dilation), self.transposed, list(self.output_padding), self.groups)
+
+    def red_len_input(self):
+        k = math.prod(self.kernel)
+        if self.transposed:
+            return (self.c_out // self.groups) * k
+        return (self.c_out // self.groups) * k
+
+    def red_len_weight(self):
+        if self.transposed:
+            return self.batch * math.prod(self.size)
+        return self.batch * math.prod(self.out_size())
+
+    def red_len_bias(self):
+        return self.batch * math.prod(self.out_size())
+
+
+def random_case(rng, nsp=None, transposed=None, groups=None):
+    nsp = int(rng.integers(1, 4)) if nsp is None else nsp
+    transposed = bool(rng.random() < 0.4) if transposed is None else transposed
+    groups = int(rng.choice([1, 1, 2, 3])) if groups is None else groups
+    cin_g, cout_g = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    batch = int(rng.integers(1, 4))
+    maxk = {1: 4, 2: 3, 3: 2}[nsp]
+    maxl = {1: 12, 2: 7, 3: 5}[nsp]
+    kernel = tuple(int(k) for k in rng.integers(1, maxk + 1, nsp))
+    stride = tuple(int(s) for s in rng.integers(1, 4, nsp))
+    dilation = tuple(int(d) for d in rng.integers(1, 3, nsp))
+    padding = tuple(int(p) for p in rng.integers(0, 3, nsp))
+    output_padding = (0,) * nsp
+    if not transposed and rng.random() < 0.15:
+        padding = "valid" if rng.random() < 0.4 else "same"
+        if padding == "same":
+            stride = (1,) * nsp
+    size = []
+    for i in range(nsp):
+        dk = dilation[i] * (kernel[i] - 1) + 1
+        if transposed:
+            L = int(rng.integers(1, maxl // 2 + 2))
+            size.append(L)
+        else:
+            pad = 0 if isinstance(padding, str) and padding == "valid" else (
+                dk - 1 if isinstance(padding, str) else 2 * padding[i])
+            lo = max(1, dk - pad)
+            size.append(int(rng.integers(lo, max(lo, maxl) + 1)))
+    if transposed:
+        output_padding = tuple(int(rng.integers(0, max(s, d))) for s, d in zip(stride, dilation))
+        # make every output dim >= 1 by growing the input
+        for i in range(nsp):
+            while (size[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + output_padding[i] + 1 < 1:
+                size[i] += 1
+    c_in, c_out = cin_g * groups, cout_g * groups
+    return Case(nsp, transposed, batch, c_in, c_out, groups, tuple(size), kernel, stride, padding,
+                dilation, output_padding)
+
+
+def arrays(case, rng, dtype):
+    x = randn(rng, case.input_shape(), dtype)
+    w = randn(rng, case.weight_shape(), dtype)
+    gy = randn(rng, case.output_shape(), dtype)
+    return x, w, gy
+
+
+def reference_grads(case, x, w, gy):
+    """(grad_input, grad_weight, grad_bias) in float64/complex128."""
+    x, w, gy = (np.asarray(a).astype(np.complex128 if np.iscomplexobj(a) else np.float64) for a in (x, w, gy))
+    if case.transposed:
+        kw = dict(stride=case.stride, padding=case.padding, output_padding=case.output_padding,
+                  groups=case.groups, dilation=case.dilation)
+        gi = ref_conv_transpose_grad_input(gy, w, x.shape, **kw)
+        gw = ref_conv_transpose_grad_weight(x, gy, w.shape, **kw)
+    else:
+        pb, pa = case.pads()
+        kw = dict(stride=case.stride, pad_before=pb, pad_after=pa, dilation=case.dilation, groups=case.groups)
+        gi = ref_conv_grad_input(gy, w, x.shape, **kw)
+        gw = ref_conv_grad_weight(x, gy, w.shape, **kw)
+    return gi, gw, ref_conv_grad_bias(gy)
+
+
+def reference_forward(case, x, w, b=None):
+    if case.transposed:
+        return ref_conv_transpose(x, w, b, case.stride, case.padding, case.output_padding, case.groups,
+                                  case.dilation)
+    pb, pa = case.pads()
+    return ref_conv(x, w, b, case.stride, pb, pa, case.dilation, case.groups)
+
+
+def backward(case, gy, x, w, mask=(True, True, True), backend=None, bias_sizes="auto"):
+    if bias_sizes == "auto":
+        bias_sizes = [case.c_out]
+    return cconv.convolution_backward(gy, x, w, bias_sizes, *case.args(), list(mask), backend=backend)
+
+
+def check_grads(case, got, ref, dtype, mask=(True, True, True), what=""):
+    names = ("grad_input", "grad_weight", "grad_bias")
+    shapes = (case.input_shape(), case.weight_shape(), (case.c_out,))
+    reds = (case.red_len_input(), case.red_len_weight(), case.red_len_bias())
+    errs = {}
+    for name, g, r, m, shape, red in zip(names, got, ref, mask, shapes, reds):
+        if not m:
+            assert g is None, f"{what} {name} should be None when its mask is False"
+            continue
+        assert isinstance(g, np.ndarray), f"{what} {name}: {type(g)}"
+        assert g.dtype == np.dtype(dtype), f"{what} {name}: dtype {g.dtype} != {np.dtype(dtype)}"
+        assert g.shape == tuple(shape), f"{what} {name}: shape {g.shape} != {tuple(shape)}"
+        err = rel_err(g, r)
+        tol = tolerance(dtype, red)
+        assert err <= tol, f"{what} {name}: relative error {err:.3e} > {tol:.0e} ({np.dtype(dtype)}, {case})"
+        errs[name] = err
+    return errs
+
+
+# max relative error seen per dtype (printed by test_zz_report_max_errors with -s)
+MAX_ERR: dict = {}
+
+
+def _note(dtype, errs):
+    d = np.dtype(dtype).name
+    for k, v in errs.items():
+        MAX_ERR[(d, k)] = max(MAX_ERR.get((d, k), 0.0), v)
+
+
+def required_backends(case, dtype):
+    """Backends DESIGN.md says must run this backward, forced in turn."""
+    out = [None]
+    if case.batch == 0:
+        out.append(Backend.EMPTY)
+    out.append(Backend.GEMM_TRANSPOSE if case.transposed else Backend.GEMM)
+    return out
+
+
+# ------------------------------------------------------------------ random tests
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_random_against_reference(seed):
+    rng = np.random.default_rng(1000 + seed)
+    case = random_case(rng)
+    dtype = DTYPES[seed % len(DTYPES)]
+    x, w, gy = arrays(case, rng, dtype)
+    ref = reference_grads(case, x, w, gy)
+    for backend in required_backends(case, dtype):
+        got = backward(case, gy, x, w, backend=backend)
+        _note(dtype, check_grads(case, got, ref, dtype, what=f"backend={backend}"))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_backend_string_values(seed):
+    rng = np.random.default_rng(5000 + seed)
+    case = random_case(rng)
+    x, w, gy = arrays(case, rng, np.float64)
+    ref = reference_grads(case, x, w, gy)
+    b = Backend.GEMM_TRANSPOSE if case.transposed else Backend.GEMM
+    check_grads(case, backward(case, gy, x, w, backend=b.value), ref, np.float64)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+def test_every_output_mask(nsp, transposed, dtype):
+    rng = np.random.default_rng(nsp * 10 + transposed)
+    case = random_case(rng, nsp=nsp, transposed=transposed, groups=2)
+    x, w, gy = arrays(case, rng, dtype)
+    ref = reference_grads(case, x, w, gy)
+    full = backward(case, gy, x, w)
+    for mask in MASKS:
+        got = backward(case, gy, x, w, mask)
+        check_grads(case, got, ref, dtype, mask, what=f"mask={mask}")
+        for g, f in zip(got, full):
+            if g is not None:   # the same numbers whatever else is asked for
+                np.testing.assert_array_equal(g, f)
+
+
+class _Spy:
+    """A backend module that counts the kernel calls it forwards."""
+
+    def __init__(self, mod):
+        self.mod = mod
+        self.calls = {"grad_input": 0, "grad_weight": 0}
+
+    def grad_input(self, *a):
+        self.calls["grad_input"] += 1
+        return self.mod.grad_input(*a)
+
+    def grad_weight(self, *a):
+        self.calls["grad_weight"] += 1
+        return self.mod.grad_weight(*a)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+@pytest.mark.parametrize("mask", MASKS)
+def test_only_masked_in_gradients_are_computed(monkeypatch, mask, dtype):
+    import cconv._backward as bw
+    from cconv import _kernels
+
+    spies = []
+    real_select = bw.select
+
+    def spy_select(*a, **k):
+        b, mod = real_select(*a, **k)
+        spies.append(_Spy(mod))
+        return b, spies[-1]
+
+    bias_calls = []
+    real_bias = _kernels.bias_grad
+
+    def spy_bias(*a):
+        bias_calls.append(1)
+        return real_bias(*a)
+
+    monkeypatch.setattr(bw, "select", spy_select)
+    monkeypatch.setattr(_kernels, "bias_grad", spy_bias)
+    rng = np.random.default_rng(7)
+    case = random_case(rng, nsp=2, transposed=False)
+    x, w, gy = arrays(case, rng, dtype)
+    got = backward(case, gy, x, w, mask)
+    per = 3 if np.dtype(dtype).kind == "c" else 1
+    gi = sum(s.calls["grad_input"] for s in spies)
+    gw = sum(s.calls["grad_weight"] for s in spies)
+    assert gi == (per if mask[0] else 0)
+    assert gw == (per if mask[1] else 0)
+    assert len(bias_calls) == ((2 if per == 3 else 1) if mask[2] else 0)
+    assert [g is not None for g in got] == list(mask)
+
+
+def test_grad_bias_without_bias_sizes():
+    rng = np.random.default_rng(3)
+    for transposed in (False, True):
+        case = random_case(rng, nsp=2, transposed=transposed)
+        x, w, gy = arrays(case, rng, np.float64)
+        gi, gw, gb = backward(case, gy, x, w, bias_sizes=None)
+        np.testing.assert_allclose(gb, gy.sum(axis=(0, 2, 3)), rtol=1e-13)
+        assert gb.shape == (case.c_out,)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_larger_reductions(seed):
+    """Long reductions (float32 bound 1e-4) on moderately sized problems."""
+    rng = np.random.default_rng(9000 + seed)
+    transposed = seed % 2 == 1
+    nsp = 2
+    g = int(rng.choice([1, 2]))
+    case = Case(nsp, transposed, 3, 8 * g, 8 * g, g, (17, 19), (3, 3), (1 + seed % 2,) * 2, (1, 1),
+                (1, 1), (0, 0))
+    dtype = [np.float32, np.float64, np.float16, np.complex64][seed % 4]
+    x, w, gy = arrays(case, rng, dtype)
+    ref = reference_grads(case, x, w, gy)
+    _note(dtype, check_grads(case, backward(case, gy, x, w), ref, dtype))
+
+
+# ------------------------------------------------------------------ torch
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_against_torch_convolution_backward(seed):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(20000 + seed)
+    case = random_case(rng)
+    if isinstance(case.padding, str):
+        case = Case(**{**case.__dict__, "padding": (0,) * case.nsp})
+        if any(o < 1 for o in case.out_size()):
+            pytest.skip("padding string case without a torch equivalent")
+    x, w, gy = arrays(case, rng, np.float64)
+    t = torch.ops.aten.convolution_backward(
+        torch.from_numpy(gy), torch.from_numpy(x), torch.from_numpy(w), [case.c_out], *case.args(),
+        [True, True, True])
+    got = backward(case, gy, x, w)
+    for g, r in zip(got, t):
+        assert rel_err(g, r.numpy()) <= 1e-12
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_complex_against_torch_autograd(seed):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(30000 + seed)
+    case = random_case(rng)
+    dtype = np.complex128 if seed % 2 else np.complex64
+    x, w, gy = arrays(case, rng, dtype)
+    b = randn(rng, (case.c_out,), dtype)
+    X, W, B = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    stride, padding, dilation, transposed, output_padding, groups = case.args()
+    if transposed:
+        Y = torch.nn.functional.conv_transpose1d if case.nsp == 1 else (
+            torch.nn.functional.conv_transpose2d if case.nsp == 2 else torch.nn.functional.conv_transpose3d)
+        Y = Y(X, W, B, stride, padding, output_padding, groups, dilation)
+    else:
+        f = {1: torch.nn.functional.conv1d, 2: torch.nn.functional.conv2d, 3: torch.nn.functional.conv3d}
+        Y = f[case.nsp](X, W, B, stride, padding, dilation, groups)
+    ref = torch.autograd.grad(Y, (X, W, B), torch.tensor(gy))
+    got = backward(case, gy, x, w)
+    check_grads(case, got, [r.numpy() for r in ref], dtype)
+
+
+# ------------------------------------------------------------------ finite differences
+
+
+def _fd_case(rng, nsp, transposed):
+    while True:
+        c = random_case(rng, nsp=nsp, transposed=transposed)
+        if math.prod(c.input_shape()) <= 60 and math.prod(c.weight_shape()) <= 40 \
+                and math.prod(c.output_shape()) <= 80:
+            return c
+
+
+@pytest.fixture
+def one_thread():
+    """Finite differences make hundreds of tiny calls: one thread keeps
+    them fast on a loaded machine (threads are covered elsewhere)."""
+    old = cconv.get_num_threads()
+    cconv.set_num_threads(1)
+    yield
+    cconv.set_num_threads(old)
+
+
+def _loss(case, x, w, b, G):
+    """Re <G, conv(x, w, b)> through cconv's forward (float64/complex128)."""
+    if isinstance(case.padding, str):
+        f = {1: cconv.conv1d, 2: cconv.conv2d, 3: cconv.conv3d}[case.nsp]
+        y = f(x, w, b, case.stride, case.padding, case.dilation, case.groups)
+    else:
+        y = cconv.convolution(x, w, b, *case.args())
+    return float(np.real(np.vdot(G, y)))
+
+
+def _fd_grad(fun, a, h=1e-3):
+    """Central differences of a real scalar function; complex arrays get
+    dL/dRe + i dL/dIm (autograd's convention for a real loss)."""
+    g = np.zeros_like(a)
+    flat = a.reshape(-1)
+    gflat = g.reshape(-1)
+    parts = [1.0, 1j] if np.iscomplexobj(a) else [1.0]
+    for i in range(flat.size):
+        for unit in parts:
+            old = flat[i]
+            flat[i] = old + h * unit
+            fp = fun()
+            flat[i] = old - h * unit
+            fm = fun()
+            flat[i] = old
+            gflat[i] += (fp - fm) / (2 * h) * unit
+    return g
+
+
+FD_RESULTS: dict = {}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+@pytest.mark.parametrize("seed", range(4))
+def test_finite_differences(seed, nsp, transposed, dtype, one_thread):
+    rng = np.random.default_rng(40000 + 100 * seed + 10 * nsp + transposed)
+    case = _fd_case(rng, nsp, transposed)
+    x, w, G = arrays(case, rng, dtype)
+    b = randn(rng, (case.c_out,), dtype)
+    gi, gw, gb = backward(case, G, x, w)
+    loss = lambda: _loss(case, x, w, b, G)  # noqa: E731
+    for name, got, a in (("grad_input", gi, x), ("grad_weight", gw, w), ("grad_bias", gb, b)):
+        fd = _fd_grad(loss, a)
+        err = rel_err(got, fd)
+        key = (np.dtype(dtype).name, name)
+        FD_RESULTS[key] = max(FD_RESULTS.get(key, 0.0), err)
+        assert err < 1e-9, f"{name}: finite-difference relative error {err:.2e} ({case})"
+
+
+# ------------------------------------------------------------------ backends
+
+
+def _depthwise_case(rng, dtype):
+    c = int(rng.integers(2, 6))
+    mult = int(rng.integers(1, 3))
+    k = tuple(int(v) for v in rng.integers(1, 4, 2))
+    s = tuple(int(v) for v in rng.integers(1, 3, 2))
+    d = tuple(int(v) for v in rng.integers(1, 3, 2))
+    p = tuple(int(v) for v in rng.integers(0, 2, 2))
+    size = tuple(max(dd * (kk - 1) + 1, int(rng.integers(3, 12))) for dd, kk in zip(d, k))
+    return Case(2, False, int(rng.integers(1, 4)), c, c * mult, c, size, k, s, p, d, (0, 0))
+
+
+def _depthwise_available():
+    from cconv._dispatch import backend_module
+
+    return backend_module(Backend.DEPTHWISE) is not None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64])
+@pytest.mark.parametrize("seed", range(15))
+def test_depthwise_backend_forced(seed, dtype):
+    if not _depthwise_available():
+        pytest.skip("DEPTHWISE is not in this build yet")
+    rng = np.random.default_rng(50000 + seed)
+    case = _depthwise_case(rng, dtype)
+    x, w, gy = arrays(case, rng, dtype)
+    ref = reference_grads(case, x, w, gy)
+    for backend in (Backend.DEPTHWISE, "depthwise", None):
+        _note(dtype, check_grads(case, backward(case, gy, x, w, backend=backend), ref, dtype,
+                                 what=f"backend={backend}"))
+
+
+def test_depthwise_selected_for_backward_when_available():
+    if not _depthwise_available():
+        pytest.skip("DEPTHWISE is not in this build yet")
+    x = np.zeros((2, 8, 10, 10), np.float32)
+    w = np.zeros((8, 1, 3, 3), np.float32)
+    assert cconv.select_backend(x, w, None, 1, 1, 1, False, 0, 8, need_backward=True) == Backend.DEPTHWISE
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_wrong_backend_forced_is_a_value_error(transposed):
+    rng = np.random.default_rng(11)
+    case = random_case(rng, nsp=2, transposed=transposed)
+    x, w, gy = arrays(case, rng, np.float32)
+    wrong = Backend.GEMM if transposed else Backend.GEMM_TRANSPOSE
+    for b in (wrong, Backend.EMPTY):
+        with pytest.raises(ValueError, match="backend"):
+            backward(case, gy, x, w, backend=b)
+    with pytest.raises(ValueError, match="backend"):
+        backward(case, gy, x, w, backend="no-such-backend")
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_inference_only_backend_refused(transposed):
+    """WINOGRAD_DEPTHWISE_3X3 is inference only: forcing it for a backward
+    is a ValueError (whether or not this build has it)."""
+    x = np.zeros((1, 4, 8, 8), np.float32)
+    w = np.zeros((4, 1, 3, 3), np.float32)
+    gy = np.zeros((1, 4, 8, 8), np.float32)
+    with pytest.raises(ValueError):
+        cconv.convolution_backward(gy, x, w, None, 1, 1, 1, False, 0, 4, [True, True, True],
+                                   backend=Backend.WINOGRAD_DEPTHWISE_3X3)
+
+
+# ------------------------------------------------------------------ zero sizes
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+def test_zero_batch(nsp, transposed, dtype):
+    rng = np.random.default_rng(nsp)
+    case = random_case(rng, nsp=nsp, transposed=transposed)
+    case = Case(**{**case.__dict__, "batch": 0})
+    x, w, gy = arrays(case, rng, dtype)
+    for backend in required_backends(case, dtype):
+        gi, gw, gb = backward(case, gy, x, w, backend=backend)
+        assert gi.shape == x.shape and gi.dtype == np.dtype(dtype)
+        assert gw.shape == w.shape and gw.dtype == np.dtype(dtype) and not gw.any()
+        assert gb.shape == (case.c_out,) and gb.dtype == np.dtype(dtype) and not gb.any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.float16])
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+def test_zero_input_channels(nsp, dtype):
+    """ATen's Empty backend: (N, 0, *out) result; grad_bias zeros of C_out."""
+    k = (2,) * nsp
+    x = np.zeros((2, 0) + (5,) * nsp, dtype)
+    w = np.zeros((4, 0) + k, dtype)
+    y = cconv.convolution(x, w, None, 1, 0, 1, False, 0, 1)
+    gy = np.ones(y.shape, dtype)
+    gi, gw, gb = cconv.convolution_backward(gy, x, w, [4], 1, 0, 1, False, 0, 1, [True] * 3)
+    assert gi.shape == x.shape and gw.shape == w.shape
+    assert gb.shape == (4,) and not gb.any() and gb.dtype == np.dtype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_transposed_zero_output_channels(dtype):
+    x = np.ones((2, 3, 4, 4), dtype)
+    w = np.ones((3, 0, 3, 3), dtype)
+    y = cconv.convolution(x, w, None, 1, 0, 1, True, 0, 1)
+    gi, gw, gb = cconv.convolution_backward(np.ones(y.shape, dtype), x, w, [0], 1, 0, 1, True, 0, 1,
+                                            [True] * 3)
+    assert gi.shape == x.shape and not gi.any()
+    assert gw.shape == w.shape and gb.shape == (0,)
+
+
+def test_all_masks_false_returns_nones():
+    rng = np.random.default_rng(0)
+    case = random_case(rng, nsp=2)
+    x, w, gy = arrays(case, rng, np.float32)
+    assert backward(case, gy, x, w, (False, False, False)) == (None, None, None)
+
+
+# ------------------------------------------------------------------ layouts
+
+
+def _layouts(a, rng):
+    yield "C", a
+    yield "F", np.asfortranarray(a)
+    yield "neg", a[..., ::-1].copy()[..., ::-1]
+    big = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+    big[..., ::2] = a
+    yield "strided", big[..., ::2]
+    ro = a.copy()
+    ro.flags.writeable = False
+    yield "readonly", ro
+    yield "channels_last", np.moveaxis(np.ascontiguousarray(np.moveaxis(a, 1, -1)), -1, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.float16])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_layouts_give_the_same_result(transposed, dtype):
+    rng = np.random.default_rng(17 + transposed)
+    case = random_case(rng, nsp=2, transposed=transposed)
+    x, w, gy = arrays(case, rng, dtype)
+    base = backward(case, gy, x, w)
+    snapshot = [a.copy() for a in (x, w, gy)]
+    for (nx, xl), (nw, wl), (ng, gl) in zip(_layouts(x, rng), _layouts(w, rng), _layouts(gy, rng)):
+        got = backward(case, gl, xl, wl)
+        for g, b in zip(got, base):
+            np.testing.assert_array_equal(g, b, err_msg=f"layout {nx}")
+            for a in (xl, wl, gl):
+                assert not np.shares_memory(g, a)
+    for a, s in zip((x, w, gy), snapshot):
+        np.testing.assert_array_equal(a, s)   # inputs untouched
+
+
+def test_broadcast_zero_stride_inputs():
+    rng = np.random.default_rng(2)
+    case = random_case(rng, nsp=2, transposed=False)
+    x, w, gy = arrays(case, rng, np.float64)
+    gyb = np.broadcast_to(gy[:, :, :1], gy.shape)
+    xb = np.broadcast_to(x[:1], x.shape)
+    ref = reference_grads(case, xb, w, gyb)
+    check_grads(case, backward(case, gyb, xb, w), ref, np.float64)
+
+
+def test_array_likes_are_converted():
+    x = np.arange(2 * 2 * 5, dtype=np.float64).reshape(2, 2, 5)
+    w = np.ones((3, 2, 2))
+    gy = np.ones((2, 3, 4))
+    ref = cconv.convolution_backward(gy, x, w, [3], 1, 0, 1, False, 0, 1, [True] * 3)
+    got = cconv.convolution_backward(gy.tolist(), x.tolist(), w.tolist(), (3,), (1,), [0], 1, False, [0], 1,
+                                     (True, True, True))
+    for g, r in zip(got, ref):
+        np.testing.assert_array_equal(g, r)
+
+
+@pytest.mark.parametrize("padding", ["same", "valid"])
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+def test_padding_strings(nsp, padding):
+    rng = np.random.default_rng(nsp)
+    k = (4, 3, 2)[:nsp]
+    case = Case(nsp, False, 2, 3, 4, 1, (9, 7, 5)[:nsp], k, (1,) * nsp, padding, (2, 1, 1)[:nsp],
+                (0,) * nsp)
+    x, w, gy = arrays(case, rng, np.float64)
+    check_grads(case, backward(case, gy, x, w), reference_grads(case, x, w, gy), np.float64)
+
+
+# ------------------------------------------------------------------ errors
+
+
+def _std():
+    rng = np.random.default_rng(0)
+    x = randn(rng, (2, 3, 8, 8), np.float32)
+    w = randn(rng, (4, 3, 3, 3), np.float32)
+    gy = randn(rng, (2, 4, 6, 6), np.float32)
+    return x, w, gy
+
+
+def _call(gy, x, w, bias_sizes=(4,), stride=1, padding=0, dilation=1, transposed=False, output_padding=0,
+          groups=1, mask=(True, True, True)):
+    return cconv.convolution_backward(gy, x, w, bias_sizes, stride, padding, dilation, transposed,
+                                      output_padding, groups, mask)
+
+
+@pytest.mark.parametrize("bad_shape", [(2, 4, 6, 5), (2, 4, 7, 6), (1, 4, 6, 6), (2, 5, 6, 6), (2, 3, 6, 6)])
+def test_wrong_grad_output_shape(bad_shape):
+    x, w, _ = _std()
+    with pytest.raises(ValueError, match=r"grad_output.*\[2, 4, 6, 6\].*" + ", ".join(map(str, bad_shape))):
+        _call(np.zeros(bad_shape, np.float32), x, w)
+
+
+def test_grad_output_rank():
+    x, w, gy = _std()
+    with pytest.raises(ValueError, match="grad_output"):
+        _call(gy[0], x, w)
+    with pytest.raises(ValueError, match="grad_output"):
+        _call(gy[None], x, w)
+
+
+def test_unbatched_input_rejected():
+    x, w, gy = _std()
+    with pytest.raises(ValueError, match="input"):
+        _call(gy[0], x[0], w)
+
+
+@pytest.mark.parametrize("mask", [(True, True), (True,) * 4, (), [True, False, True, False]])
+def test_output_mask_wrong_length(mask):
+    x, w, gy = _std()
+    with pytest.raises(ValueError, match="output_mask"):
+        _call(gy, x, w, mask=mask)
+
+
+@pytest.mark.parametrize("mask", [None, True, "TTT", (True, None, True), (1.0, True, True), (2, True, True)])
+def test_output_mask_not_bools(mask):
+    x, w, gy = _std()
+    with pytest.raises(TypeError, match="output_mask"):
+        _call(gy, x, w, mask=mask)
+
+
+@pytest.mark.parametrize("bias_sizes", [(5,), (4, 1), (), [3]])
+def test_bias_sizes_wrong(bias_sizes):
+    x, w, gy = _std()
+    with pytest.raises(ValueError, match="bias_sizes"):
+        _call(gy, x, w, bias_sizes=bias_sizes)
+
+
+@pytest.mark.parametrize("bias_sizes", [4, "4", (4.0,), (True,)])
+def test_bias_sizes_not_a_shape(bias_sizes):
+    x, w, gy = _std()
+    with pytest.raises(TypeError, match="bias_sizes"):
+        _call(gy, x, w, bias_sizes=bias_sizes)
+
+
+def test_bias_sizes_transposed():
+    rng = np.random.default_rng(0)
+    x = randn(rng, (2, 4, 5, 5), np.float64)
+    w = randn(rng, (4, 3, 3, 3), np.float64)   # groups=2: C_out = 6
+    gy = randn(rng, (2, 6, 7, 7), np.float64)
+    cconv.convolution_backward(gy, x, w, [6], 1, 0, 1, True, 0, 2, [True] * 3)
+    with pytest.raises(ValueError, match="bias_sizes"):
+        cconv.convolution_backward(gy, x, w, [3], 1, 0, 1, True, 0, 2, [True] * 3)
+
+
+@pytest.mark.parametrize("which", ["grad_output", "input", "weight"])
+def test_mismatched_dtypes(which):
+    x, w, gy = _std()
+    arrs = {"grad_output": gy, "input": x, "weight": w}
+    arrs[which] = arrs[which].astype(np.float64)
+    with pytest.raises(TypeError, match=which):
+        _call(arrs["grad_output"], arrs["input"], arrs["weight"])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.bool_, object, np.uint8])
+def test_unsupported_dtypes(dtype):
+    x, w, gy = _std()
+    with pytest.raises(TypeError):
+        _call(gy.astype(dtype), x.astype(dtype), w.astype(dtype))
+
+
+@pytest.mark.parametrize("op", [1, (1, 0), [0, 2]])
+def test_output_padding_on_non_transposed_rejected(op):
+    """As aten::convolution_backward in PyTorch 2.13 (the forward ignores it)."""
+    x, w, gy = _std()
+    with pytest.raises(ValueError, match="output_padding"):
+        _call(gy, x, w, output_padding=op)
+    _call(gy, x, w, output_padding=(0, 0))
+
+
+def test_negative_output_padding_rejected():
+    x, w, gy = _std()
+    with pytest.raises(ValueError, match="output_padding"):
+        _call(gy, x, w, output_padding=-1)
+
+
+@pytest.mark.parametrize("kw, word", [
+    (dict(stride=0), "stride"),
+    (dict(padding=-1), "padding"),
+    (dict(dilation=0), "dilation"),
+    (dict(groups=0), "groups"),
+    (dict(groups=2), "groups"),
+    (dict(stride=(1, 1, 1)), "stride"),
+    (dict(padding="full"), "padding"),
+    (dict(padding="same", stride=2), "same"),
+])
+def test_parameter_errors(kw, word):
+    x, w, gy = _std()
+    with pytest.raises(ValueError, match=word):
+        _call(gy, x, w, **kw)
+
+
+def test_transposed_padding_string_rejected():
+    rng = np.random.default_rng(0)
+    x = randn(rng, (1, 2, 4, 4), np.float32)
+    w = randn(rng, (2, 3, 3, 3), np.float32)
+    gy = randn(rng, (1, 3, 6, 6), np.float32)
+    with pytest.raises(ValueError, match="padding"):
+        cconv.convolution_backward(gy, x, w, None, 1, "same", 1, True, 0, 1, [True] * 3)
+
+
+def test_weight_input_mismatch_errors():
+    x, w, gy = _std()
+    with pytest.raises(ValueError, match="channels"):
+        _call(gy, x[:, :2], w)
+    with pytest.raises(ValueError, match="weight"):
+        _call(gy, x, w[..., 0])
+    with pytest.raises(ValueError, match="Kernel size"):
+        _call(gy, x[..., :2, :2], w)
+
+
+def test_none_arrays_rejected():
+    x, w, gy = _std()
+    for args in ((None, x, w), (gy, None, w), (gy, x, None)):
+        with pytest.raises(TypeError):
+            _call(*args)
+
+
+# ------------------------------------------------------------------ determinism
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_bit_identical_repeats_at_1_and_2_threads(transposed, dtype):
+    rng = np.random.default_rng(99)
+    if transposed:
+        case = Case(2, True, 5, 16, 12, 1, (13, 11), (3, 3), (2, 2), (1, 1), (1, 1), (1, 1))
+    else:
+        case = Case(2, False, 5, 12, 16, 1, (25, 23), (3, 3), (1, 1), (1, 1), (1, 1), (0, 0))
+    x, w, gy = arrays(case, rng, dtype)
+    old = cconv.get_num_threads()
+    try:
+        for nt in (1, 2):
+            cconv.set_num_threads(nt)
+            first = backward(case, gy, x, w)
+            for _ in range(3):
+                again = backward(case, gy, x, w)
+                for a, b in zip(first, again):
+                    assert a.tobytes() == b.tobytes(), f"not bit-identical at {nt} threads"
+            check_grads(case, first, reference_grads(case, x, w, gy), dtype)
+    finally:
+        cconv.set_num_threads(old)
+
+
+def test_zz_report_max_errors(capsys):
+    """Prints the largest relative errors seen (run with -s to see them)."""
+    with capsys.disabled():
+        if MAX_ERR:
+            print("\nlargest relative error vs the float64 reference:")
+            for (d, k), v in sorted(MAX_ERR.items()):
+                print(f"  {d:10s} {k:12s} {v:.3e}")
+        if FD_RESULTS:
+            print("largest relative error vs central finite differences:")
+            for (d, k), v in sorted(FD_RESULTS.items()):
+                print(f"  {d:10s} {k:12s} {v:.3e}")
