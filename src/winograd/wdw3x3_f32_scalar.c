@@ -1,0 +1,58 @@
+/*
+ * Depthwise 3x3 Winograd F(2x2,3x3) micro-kernels, float32, scalar: the
+ * reference the SIMD versions are checked against (contracts in
+ * wdw_internal.h).  Plain C, one tile at a time, no intrinsics.
+ */
+#include "wdw_internal.h"
+
+void cc_wdw_hrow_f32_scalar(const float *x, int64_t iw, int64_t pl, int64_t ntw,
+                            float *buf, float *h, int64_t hs)
+{
+    (void)buf;
+    for (int64_t j = 0; j < ntw; j++) {
+        const int64_t c0 = 2 * j - pl;
+        float d[4];
+        if (c0 >= 0 && c0 + 4 <= iw) {
+            d[0] = x[c0], d[1] = x[c0 + 1], d[2] = x[c0 + 2], d[3] = x[c0 + 3];
+        } else {
+            wdw_padded(x, iw, pl, 2 * j, 4, d);
+        }
+        h[j] = d[0] - d[2];
+        h[hs + j] = d[1] + d[2];
+        h[2 * hs + j] = d[2] - d[1];
+        h[3 * hs + j] = d[1] - d[3];
+    }
+}
+
+void cc_wdw_row_f32_scalar(int64_t ow, const float *const *h, int64_t hs,
+                           const float *u, float bias, float *y0, float *y1)
+{
+    const int64_t tw = (ow + 1) / 2;
+    for (int64_t j = 0; j < tw; j++) {
+        float p0[4], p1[4];
+        for (int k = 0; k < 4; k++) {
+            const float a0 = h[0][k * hs + j], a1 = h[1][k * hs + j],
+                        a2 = h[2][k * hs + j], a3 = h[3][k * hs + j];
+            const float m0 = u[k] * (a0 - a2);
+            float m1 = u[4 + k] * (a1 + a2);
+            const float m2 = u[8 + k] * (a2 - a1);
+            const float m3 = u[12 + k] * (a1 - a3);
+            if (k == 1)
+                m1 += bias;
+            p0[k] = m0 + m1 + m2;
+            p1[k] = m1 - m2 - m3;
+        }
+        const int64_t c = 2 * j;
+        const int two = c + 1 < ow;
+        y0[c] = p0[0] + p0[1] + p0[2];
+        if (two)
+            y0[c + 1] = p0[1] - p0[2] - p0[3];
+        if (y1) {
+            y1[c] = p1[0] + p1[1] + p1[2];
+            if (two)
+                y1[c + 1] = p1[1] - p1[2] - p1[3];
+        }
+    }
+}
+
+const int cc_wdw_v_f32_scalar = 1;

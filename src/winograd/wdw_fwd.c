@@ -1,0 +1,116 @@
+/*
+ * cc_wdw_fwd_f32 (winograd.h): the driver.  Work items are (image, channel,
+ * block of tile rows); an item transforms its channel's filter, then walks
+ * its tile rows, computing each input row's horizontal transform (hrow) once
+ * into a ring of four row slots and running the row kernel on the window of
+ * four rows (zero rows for the padding).
+ */
+#include "wdw_internal.h"
+
+#include <stdint.h>
+
+static inline int64_t wdw_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t wdw_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t wdw_max(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Zeroed memory aligned to 64 bytes; NULL on failure or overflow. */
+static void *wdw_zalloc(int64_t floats)
+{
+    if (floats < 0 || floats > (int64_t)(PTRDIFF_MAX / 8))
+        return NULL;
+    size_t sz = ((size_t)floats * sizeof(float) + 63) & ~(size_t)63;
+    if (sz == 0)
+        sz = 64;
+    void *p = aligned_alloc(64, sz);
+    if (p)
+        memset(p, 0, sz);
+    return p;
+}
+
+/* Work (multiply-adds of the direct form) below which one thread runs. */
+#define WDW_MIN_PARALLEL_WORK ((int64_t)1 << 16)
+
+int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
+                   const float *bias, float *y, int nthreads)
+{
+    if (!cc_wdw_geom_ok(g))
+        return CC_ERR_ARG;
+    const int64_t N = g->batch, C = g->c_in;
+    const int64_t IH = g->in[1], IW = g->in[2], OH = g->out[1], OW = g->out[2];
+    const int64_t ph = g->pad[1], pw = g->pad[2];
+    if (N == 0)
+        return CC_OK;
+    if (!x || !w || !y)
+        return CC_ERR_ARG;
+    const wdw_isa *isa = cc_wdw_current();
+    const int64_t v = *isa->v;
+    const int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2;
+    const int64_t ntw = wdw_cdiv(TW, v) * v; /* tile columns hrow computes */
+    const int64_t hs = ntw;                  /* stride between H_k arrays */
+    const int64_t hrow_floats = 4 * hs;
+
+    /* threads and work items */
+    const int64_t items0 = N * C;
+    int64_t nt = nthreads < 1 ? 1 : nthreads;
+    if (items0 * OH * OW * 9 < WDW_MIN_PARALLEL_WORK)
+        nt = 1;
+    int64_t nblk = 1;
+    if (items0 < 4 * nt)
+        nblk = wdw_max(1, wdw_min(wdw_cdiv(4 * nt, items0), TH / 4));
+    const int64_t brows = wdw_cdiv(TH, nblk);
+    nblk = wdw_cdiv(TH, brows);
+    const int64_t nitems = items0 * nblk;
+    if (nt > nitems)
+        nt = nitems;
+
+    float *zrow = (float *)wdw_zalloc(hrow_floats);
+    if (!zrow)
+        return CC_ERR_NOMEM;
+
+    int err = CC_OK;
+#pragma omp parallel num_threads((int)nt) if (nt > 1)
+    {
+        /* four hrow slots, then hrow's scratch */
+        float *ring = (float *)wdw_zalloc(4 * hrow_floats + WDW_HROW_BUF(ntw));
+        float *hbuf = ring ? ring + 4 * hrow_floats : NULL;
+        if (!ring) {
+#pragma omp atomic write
+            err = CC_ERR_NOMEM;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t it = 0; it < nitems; it++) {
+            if (!ring)
+                continue;
+            const int64_t b = it % nblk, nc = it / nblk, c = nc % C;
+            const int64_t ty0 = b * brows, ty1 = wdw_min(TH, ty0 + brows);
+            const float *xc = x + nc * IH * IW;
+            float *yc = y + nc * OH * OW;
+            float u[16];
+            cc_wdw_filter_f32(w + c * 9, u);
+            const float bc = bias ? bias[c] : 0.0f;
+            int64_t tag[4] = {-1, -1, -1, -1};
+            for (int64_t ty = ty0; ty < ty1; ty++) {
+                const float *hp[4];
+                for (int i = 0; i < 4; i++) {
+                    const int64_t r = 2 * ty - ph + i;
+                    if (r < 0 || r >= IH) {
+                        hp[i] = zrow;
+                        continue;
+                    }
+                    float *slot = ring + (r & 3) * hrow_floats;
+                    if (tag[r & 3] != r) {
+                        isa->hrow(xc + r * IW, IW, pw, ntw, hbuf, slot, hs);
+                        tag[r & 3] = r;
+                    }
+                    hp[i] = slot;
+                }
+                float *y0 = yc + 2 * ty * OW;
+                float *y1 = 2 * ty + 1 < OH ? y0 + OW : NULL;
+                isa->row(OW, hp, hs, u, bc, y0, y1);
+            }
+        }
+        free(ring);
+    }
+    free(zrow);
+    return err;
+}
