@@ -27,7 +27,8 @@ Reported per case and thread count: median (and min) ms per call, GFLOP/s
 grad_input and grad_weight), the fraction of a GEMM ceiling measured in the
 same run, the time ratios cconv/torch and cconv/numpy (below 1: cconv is
 faster), minor page faults per cconv call (getrusage ru_minflt), the backend
-cconv chose, and the relative error of cconv against torch (else NumPy).
+cconv chose, and the relative error of cconv against torch (else NumPy); an error
+above 1e-4 (float32) or 1e-10 (float64) is marked FAIL and makes the exit status 1.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ except ImportError:          # torch is only a baseline, never required
     F = None
 
 MASK = (True, True, True)
+# relative error of cconv against torch (else the NumPy baseline) above which a
+# case is reported as FAIL and the exit status is 1
+TOL = {"float32": 1e-4, "float64": 1e-10}
 
 
 # --------------------------------------------------------------------------
@@ -347,8 +351,9 @@ def format_table(rows, markdown):
     return "\n".join(out)
 
 
-def run_cpu(args, cases, sets):
+def run_cpu(args, cases, sets, failures):
     rows, summary, ceilings = [], [], {}
+    tol = TOL[args.dtype]
     np_ctls = _numpy_blas_controllers()
     if np_ctls is None:
         print("note: threadpoolctl is not installed; NumPy's BLAS threads are not limited")
@@ -378,8 +383,10 @@ def run_cpu(args, cases, sets):
                 except Exception as e:   # noqa: BLE001  one broken case must not end the run
                     row["backend"] += f" (ERROR {type(e).__name__}: {e})"
                     rows.append(row)
+                    failures.append(f"{which} {c.name} T={t}: {type(e).__name__}: {e}")
                     print(f"  {which:8s} {c.name:22s} ERROR {type(e).__name__}: {e}", flush=True)
                     continue
+                bad = ref_name is not None and not err <= tol
                 med = {k: float(np.median(v[0])) for k, v in res.items()}
                 flops = c.flops() * (3 if which == "backward" else 1)
                 gf = flops / med["cconv"] / 1e9
@@ -392,8 +399,10 @@ def run_cpu(args, cases, sets):
                     "cconv/torch": f"{med['cconv'] / med['torch']:.2f}" if "torch" in med else "-",
                     "cconv/numpy": f"{med['cconv'] / med['numpy']:.2f}" if "numpy" in med else "-",
                     "faults/call": f"{res['cconv'][1]:.0f}",
-                    "err": f"{err:.1e}",
+                    "err": f"{err:.1e}" + (" FAIL" if bad else ""),
                 })
+                if bad:
+                    failures.append(f"{which} {c.name} T={t}: relative error {err:.1e} > {tol:.0e}")
                 if "torch" in med:
                     r_torch.append(med["cconv"] / med["torch"])
                 if "numpy" in med:
@@ -406,7 +415,7 @@ def run_cpu(args, cases, sets):
     return rows, summary, ceilings
 
 
-def run_cuda(args, cases, sets):
+def run_cuda(args, cases, sets, failures):
     """cconv on CuPy arrays vs torch on CUDA; a clear skip when either is absent."""
     try:
         import cupy as cp
@@ -424,6 +433,7 @@ def run_cuda(args, cases, sets):
             cp.cuda.Device().synchronize()
             torch.cuda.synchronize()
     rows, summary = [], []
+    tol = TOL[args.dtype]
     for which in sets:
         ratios = []
         for c in cases:
@@ -473,6 +483,7 @@ def run_cuda(args, cases, sets):
             except Exception as e:   # noqa: BLE001
                 row["backend"] += f" (ERROR {type(e).__name__}: {e})"
                 rows.append(row)
+                failures.append(f"{which}/cuda {c.name}: {type(e).__name__}: {e}")
                 continue
             med = {k: float(np.median(v[0])) for k, v in res.items()}
             gf = c.flops() * (3 if which == "backward" else 1) / med["cconv"] / 1e9
@@ -480,7 +491,9 @@ def run_cuda(args, cases, sets):
                         "torch ms": _ms(res["torch"][0]) if "torch" in res else "-",
                         "cconv GFLOP/s": f"{gf:.1f}",
                         "cconv/torch": f"{med['cconv'] / med['torch']:.2f}" if "torch" in med else "-",
-                        "err": f"{err:.1e}"})
+                        "err": f"{err:.1e}" + (" FAIL" if has_tc and not err <= tol else "")})
+            if has_tc and not err <= tol:
+                failures.append(f"{which}/cuda {c.name}: relative error {err:.1e} > {tol:.0e}")
             if "torch" in med:
                 ratios.append(med["cconv"] / med["torch"])
             rows.append(row)
@@ -539,9 +552,10 @@ def main(argv=None):
     print(mline)
     if torch is None:
         print("note: torch is not installed; the torch columns are empty")
-    rows, summary, _ = run_cpu(args, cases, sets)
+    failures = []
+    rows, summary, _ = run_cpu(args, cases, sets, failures)
     if args.cuda:
-        crow, csum = run_cuda(args, cases, sets)
+        crow, csum = run_cuda(args, cases, sets, failures)
         rows += crow
         summary += csum
     table = format_table(rows, args.markdown)
@@ -555,6 +569,9 @@ def main(argv=None):
         with open(args.out, "w") as f:
             f.write(mline + "\n\n" + format_table(rows, True) + "\n" + "\n".join(lines[3:]) + "\n")
         print(f"wrote {args.out}")
+    if failures:
+        print(f"\n{len(failures)} FAILED (wrong result or error):\n  " + "\n  ".join(failures))
+        return 1
     return 0
 
 
