@@ -33,22 +33,59 @@ def benchmark(on: bool = True) -> Iterator[None]:
         _state["on"] = old
 
 
-def _key(p, xp, need_backward: bool) -> tuple:
+def _key(p, xp, need_backward: bool, op: str) -> tuple:
     from ._config import get_num_threads
 
-    return (p, xp.__name__, bool(need_backward), get_num_threads())
+    return (p, xp.__name__, bool(need_backward), op, get_num_threads())
 
 
-def lookup(p, xp, need_backward: bool):
+def lookup(p, xp, need_backward: bool, op: str = "forward"):
     """The cached winner for this problem, or None."""
-    if not _state["on"] and not _cache:
+    if not _cache:
         return None
-    return _cache.get(_key(p, xp, need_backward))
+    return _cache.get(_key(p, xp, need_backward, op))
 
 
-def record(p, xp, need_backward: bool, backend) -> None:
+def record(p, xp, need_backward: bool, op: str, backend) -> None:
     with _lock:
-        _cache[_key(p, xp, need_backward)] = backend
+        _cache[_key(p, xp, need_backward, op)] = backend
+
+
+def tune(p, xp, need_backward: bool, op: str, run) -> Any:
+    """Time ``run(backend)`` for every backend that supports ``p`` (best of
+    two after a warm-up), cache and return the fastest.  ``run`` computes
+    the call's result, so the last run leaves a correct result behind: the
+    winner is run once more if it was not the last one timed."""
+    import time
+
+    from ._dispatch import BACKEND_ORDER, backend_module, why_not
+
+    cands = [b for b in BACKEND_ORDER if why_not(b, p, xp, need_backward) is None]
+    extra = [b for b in _extra_candidates() if b not in cands and why_not(b, p, xp, need_backward) is None]
+    cands += extra
+    best, best_t = None, float("inf")
+    for b in cands:
+        mod = backend_module(b)
+        run(mod)
+        t = float("inf")
+        for _ in range(2):
+            t0 = time.perf_counter()
+            run(mod)
+            if xp.__name__ == "cupy":  # pragma: no cover - GPU only
+                xp.cuda.runtime.deviceSynchronize()
+            t = min(t, time.perf_counter() - t0)
+        if t < best_t:
+            best, best_t = b, t
+    if best is not None and best is not cands[-1]:
+        run(backend_module(best))
+    record(p, xp, need_backward, op, best)
+    return best
+
+
+def _extra_candidates():
+    from ._dispatch import Backend
+
+    return [Backend.WINOGRAD_DEPTHWISE_3X3]
 
 
 def clear() -> None:

@@ -93,7 +93,7 @@ def why_not(b: Backend, p, xp, need_backward: bool = False) -> str | None:
     return mod.supports(p, xp, need_backward)
 
 
-def select(p, xp, backend: Any = None, need_backward: bool = False):
+def select(p, xp, backend: Any = None, need_backward: bool = False, op: str = "forward"):
     """(Backend, module) that runs ``p``; ``backend`` forces one."""
     if backend is not None:
         b = as_backend(backend)
@@ -103,7 +103,7 @@ def select(p, xp, backend: Any = None, need_backward: bool = False):
         return b, backend_module(b)
     from . import _autotune
 
-    tuned = _autotune.lookup(p, xp, need_backward)
+    tuned = _autotune.lookup(p, xp, need_backward, op)
     if tuned is not None:
         return tuned, backend_module(tuned)
     for b in BACKEND_ORDER:

@@ -12,6 +12,7 @@ from typing import Any, Sequence, Union
 
 import numpy as np
 
+from . import _autotune
 from ._array import get_xp
 from ._dispatch import Backend, select
 from ._params import ConvParams, make_params
@@ -112,13 +113,19 @@ def check_out(xp, out, shape: tuple, dtype, fn: str, inputs: dict) -> None:
 def run_real(op: str, p: ConvParams, xp, a, w, b_or_none, out, backend=None, need_backward=False):
     """Run ``op`` ('forward', 'grad_input', 'grad_weight') of ``p`` in
     ``p.dtype`` (float32/float64) on C-contiguous arrays, into ``out``."""
-    _, mod = select(p, xp, backend, need_backward)
-    if op == "forward":
-        mod.forward(p, a, w, b_or_none, out)
-    elif op == "grad_input":
-        mod.grad_input(p, a, w, out)
-    else:
-        mod.grad_weight(p, a, w, out)
+    def run(mod):
+        if op == "forward":
+            mod.forward(p, a, w, b_or_none, out)
+        elif op == "grad_input":
+            mod.grad_input(p, a, w, out)
+        else:
+            mod.grad_weight(p, a, w, out)
+
+    if backend is None and _autotune.get_benchmark() and _autotune.lookup(p, xp, need_backward, op) is None:
+        _autotune.tune(p, xp, need_backward, op, run)
+        return out
+    _, mod = select(p, xp, backend, need_backward, op)
+    run(mod)
     return out
 
 
