@@ -1,11 +1,12 @@
 """Gradients: ``convolution_backward`` and ``convolution_double_backward``.
 
-Both are built from three array-generic pieces that run on the backend
-``_dispatch.select(..., need_backward=True)`` picks:
+Both are built from three array-generic pieces; the first two run through
+``_functional.run_real`` on the backend ``_dispatch.select(...,
+need_backward=True)`` picks (or benchmark mode's winner for the op):
 
-* ``grad_input_of(p, gy, w)``  - the input gradient (a backend's grad_input);
-* ``grad_weight_of(p, x, gy)`` - the weight gradient (a backend's grad_weight);
-* ``grad_bias_of(gy)``         - the sum of gy over batch and space.
+* ``grad_input_of(p, xp, gy, w)``   - the input gradient (a backend's grad_input);
+* ``grad_weight_of(p, xp, x, gy)``  - the weight gradient (a backend's grad_weight);
+* ``grad_bias_of(xp, gy)``          - the sum of gy over batch and space.
 
 Complex arrays go through the same real kernels: each gradient is bilinear
 in its two operands with one of them conjugated (autograd's convention:
@@ -25,7 +26,7 @@ import numpy as np
 
 from ._array import get_xp
 from ._dispatch import select
-from ._functional import as_array, check_dtypes, compute_dtype, forward_any, real_contig
+from ._functional import as_array, check_dtypes, compute_dtype, forward_any, real_contig, run_real
 from ._params import ConvParams, make_params, normalize_int_tuple
 
 __all__ = ["convolution_backward", "convolution_double_backward"]
@@ -181,10 +182,10 @@ def _bilinear(xp, shape, dt, real_fn, a, b, conj_a: bool, conj_b: bool):
     return res
 
 
-def grad_input_of(p: ConvParams, xp, mod, gy, w):
+def grad_input_of(p: ConvParams, xp, gy, w, backend=None):
     """The input gradient of ``p`` for grad_output ``gy`` and weight ``w``
-    (float32/64 or complex64/128, any strides), of ``p.input_shape``:
-    ``mod.grad_input`` of the real pieces, conj(w) for complex."""
+    (float32/64 or complex64/128, any strides), of ``p.input_shape``: the
+    backend's ``grad_input`` of the real pieces, conj(w) for complex."""
     dt = np.dtype(gy.dtype)
     cdt = compute_dtype(dt)
     shape = p.input_shape
@@ -194,15 +195,15 @@ def grad_input_of(p: ConvParams, xp, mod, gy, w):
 
     def real_fn(g, ww):
         out = xp.empty(shape, dtype=cdt)
-        mod.grad_input(pr, _contig(xp, g, cdt), _contig(xp, ww, cdt), out)
-        return out
+        return run_real("grad_input", pr, xp, _contig(xp, g, cdt), _contig(xp, ww, cdt), None, out,
+                        backend, need_backward=True)
 
     return _bilinear(xp, shape, dt, real_fn, gy, w, False, True)
 
 
-def grad_weight_of(p: ConvParams, xp, mod, x, gy, weight_shape):
+def grad_weight_of(p: ConvParams, xp, x, gy, weight_shape, backend=None):
     """The weight gradient of ``p`` for input ``x`` and grad_output ``gy``,
-    of ``weight_shape``: ``mod.grad_weight``, conj(x) for complex."""
+    of ``weight_shape``: the backend's ``grad_weight``, conj(x) for complex."""
     dt = np.dtype(gy.dtype)
     cdt = compute_dtype(dt)
     shape = tuple(weight_shape)
@@ -212,8 +213,8 @@ def grad_weight_of(p: ConvParams, xp, mod, x, gy, weight_shape):
 
     def real_fn(xx, g):
         out = xp.empty(shape, dtype=cdt)
-        mod.grad_weight(pr, _contig(xp, xx, cdt), _contig(xp, g, cdt), out)
-        return out
+        return run_real("grad_weight", pr, xp, _contig(xp, xx, cdt), _contig(xp, g, cdt), None, out,
+                        backend, need_backward=True)
 
     return _bilinear(xp, shape, dt, real_fn, x, gy, True, False)
 
@@ -279,15 +280,15 @@ def backward_core(fn: str, xp, grad_output, input, input_shape, weight, weight_s
         return None, None, None
     if (mask[0] and weight is None) or (mask[1] and input is None):  # pragma: no cover - internal misuse
         raise ValueError(f"{fn}: an array needed for a masked-in gradient is missing")
-    mod = None
-    if mask[0] or mask[1]:
-        _, mod = select(p.with_dtype(compute_dtype(dt)), xp, backend, need_backward=True)
+    if backend is not None and (mask[0] or mask[1]):
+        # a forced backend that cannot run the backward: ValueError before any work
+        select(p.with_dtype(compute_dtype(dt)), xp, backend, need_backward=True)
     gy = _up(xp, grad_output)
     gi = gw = gb = None
     if mask[0]:
-        gi = _down(grad_input_of(p, xp, mod, gy, _up(xp, weight)), dt)
+        gi = _down(grad_input_of(p, xp, gy, _up(xp, weight), backend), dt)
     if mask[1]:
-        gw = _down(grad_weight_of(p, xp, mod, _up(xp, input), gy, weight_shape), dt)
+        gw = _down(grad_weight_of(p, xp, _up(xp, input), gy, weight_shape, backend), dt)
     if mask[2]:
         gb = _down(grad_bias_of(xp, gy, _bias_channels(p, weight_shape)), dt)
     return gi, gw, gb
@@ -372,9 +373,8 @@ def convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, paddin
                 f"{fn}: expected {name} of size {_fmt(want)} (the {what}'s size), but got {name} "
                 f"of size {_fmt(a.shape)}"
             )
-    mod = None
-    if ggI is not None or ggW is not None:
-        _, mod = select(p.with_dtype(compute_dtype(dt)), xp, backend, need_backward=True)
+    if backend is not None and (ggI is not None or ggW is not None):
+        select(p.with_dtype(compute_dtype(dt)), xp, backend, need_backward=True)
 
     ggI, ggW, ggb = _up(xp, ggI), _up(xp, ggW), _up(xp, ggb)
     gO, weight, input = _up(xp, gO), _up(xp, weight), _up(xp, input)
@@ -396,6 +396,6 @@ def convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, paddin
             ggO = xp.zeros(p.output_shape, dtype=dto)
             if b is not None and ggO.size:
                 ggO += b.reshape((1, -1) + (1,) * p.nsp)
-    gI = None if ggW is None else grad_input_of(p, xp, mod, gO, ggW)
-    gW = None if ggI is None else grad_weight_of(p, xp, mod, ggI, gO, w_shape)
+    gI = None if ggW is None else grad_input_of(p, xp, gO, ggW, backend)
+    gW = None if ggI is None else grad_weight_of(p, xp, ggI, gO, w_shape, backend)
     return _down(ggO, dt), _down(gI, dt), _down(gW, dt)

@@ -265,35 +265,18 @@ def test_every_output_mask(nsp, transposed, dtype):
                 np.testing.assert_array_equal(g, f)
 
 
-class _Spy:
-    """A backend module that counts the kernel calls it forwards."""
-
-    def __init__(self, mod):
-        self.mod = mod
-        self.calls = {"grad_input": 0, "grad_weight": 0}
-
-    def grad_input(self, *a):
-        self.calls["grad_input"] += 1
-        return self.mod.grad_input(*a)
-
-    def grad_weight(self, *a):
-        self.calls["grad_weight"] += 1
-        return self.mod.grad_weight(*a)
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.complex128])
 @pytest.mark.parametrize("mask", MASKS)
 def test_only_masked_in_gradients_are_computed(monkeypatch, mask, dtype):
     import cconv._backward as bw
     from cconv import _kernels
 
-    spies = []
-    real_select = bw.select
+    calls = []
+    real_run = bw.run_real
 
-    def spy_select(*a, **k):
-        b, mod = real_select(*a, **k)
-        spies.append(_Spy(mod))
-        return b, spies[-1]
+    def spy_run(op, *a, **k):
+        calls.append(op)
+        return real_run(op, *a, **k)
 
     bias_calls = []
     real_bias = _kernels.bias_grad
@@ -302,19 +285,30 @@ def test_only_masked_in_gradients_are_computed(monkeypatch, mask, dtype):
         bias_calls.append(1)
         return real_bias(*a)
 
-    monkeypatch.setattr(bw, "select", spy_select)
+    monkeypatch.setattr(bw, "run_real", spy_run)
     monkeypatch.setattr(_kernels, "bias_grad", spy_bias)
     rng = np.random.default_rng(7)
     case = random_case(rng, nsp=2, transposed=False)
     x, w, gy = arrays(case, rng, dtype)
     got = backward(case, gy, x, w, mask)
     per = 3 if np.dtype(dtype).kind == "c" else 1
-    gi = sum(s.calls["grad_input"] for s in spies)
-    gw = sum(s.calls["grad_weight"] for s in spies)
-    assert gi == (per if mask[0] else 0)
-    assert gw == (per if mask[1] else 0)
+    assert calls.count("grad_input") == (per if mask[0] else 0)
+    assert calls.count("grad_weight") == (per if mask[1] else 0)
+    assert "forward" not in calls
     assert len(bias_calls) == ((2 if per == 3 else 1) if mask[2] else 0)
     assert [g is not None for g in got] == list(mask)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_benchmark_mode(transposed):
+    """With benchmark mode on, the gradients are tuned per op and stay right."""
+    rng = np.random.default_rng(8)
+    case = random_case(rng, nsp=2, transposed=transposed)
+    x, w, gy = arrays(case, rng, np.float64)
+    ref = reference_grads(case, x, w, gy)
+    with cconv.benchmark():
+        for _ in range(2):
+            check_grads(case, backward(case, gy, x, w), ref, np.float64)
 
 
 def test_grad_bias_without_bias_sizes():
@@ -340,6 +334,29 @@ def test_larger_reductions(seed):
     x, w, gy = arrays(case, rng, dtype)
     ref = reference_grads(case, x, w, gy)
     _note(dtype, check_grads(case, backward(case, gy, x, w), ref, dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", [
+    # large enough that the GEMM kernels split images into several column
+    # tiles and split channels into chunks (grad_input by GEMM + col2im)
+    Case(2, False, 2, 32, 32, 1, (40, 40), (3, 3), (1, 1), (1, 1), (1, 1), (0, 0)),
+    Case(2, False, 3, 64, 48, 1, (30, 30), (3, 3), (1, 1), (1, 1), (1, 1), (0, 0)),
+    Case(2, False, 2, 32, 32, 2, (33, 35), (3, 3), (2, 2), (1, 1), (1, 1), (0, 0)),
+    Case(2, True, 2, 32, 32, 1, (20, 20), (4, 4), (2, 2), (1, 1), (1, 1), (0, 0)),
+    Case(1, False, 2, 48, 32, 1, (700,), (5,), (1,), (2,), (1,), (0,)),
+], ids=["3x3-40", "3x3-30-b3", "3x3-s2-g2", "tconv-4x4-s2", "1d-k5"])
+def test_realistic_sizes(case, dtype):
+    rng = np.random.default_rng(123)
+    x, w, gy = arrays(case, rng, dtype)
+    ref = reference_grads(case, x, w, gy)
+    for nt in (1, 2):
+        old = cconv.get_num_threads()
+        cconv.set_num_threads(nt)
+        try:
+            _note(dtype, check_grads(case, backward(case, gy, x, w), ref, dtype, what=f"{nt} threads"))
+        finally:
+            cconv.set_num_threads(old)
 
 
 # ------------------------------------------------------------------ torch
