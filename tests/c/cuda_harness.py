@@ -57,7 +57,8 @@ class Harness:
     def address(self, name: str) -> int:
         return ctypes.cast(getattr(self.lib, name), ctypes.c_void_p).value
 
-    def launch(self, name: str, total: int, args, block: int = 64, grid_cap: int | None = None) -> None:
+    def launch_grid(self, name: str, grid: int, block: int, args) -> None:
+        """Run kernel ``name`` as a launch of ``grid`` x ``block`` threads."""
         vals = []
         keep = []
         for a in args:
@@ -67,20 +68,23 @@ class Harness:
                     raise ValueError(f"{name}: a non-contiguous array (strides {a.strides}) passed to a kernel")
                 keep.append(a)
                 vals.append(a.ctypes.data)
-            elif isinstance(a, (int, np.integer)) and not isinstance(a, bool):
+            elif isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)):
                 vals.append(int(a) & 0xFFFFFFFFFFFFFFFF)
             else:
                 raise TypeError(f"{name}: argument of type {type(a).__name__} cannot be passed to a kernel")
         if len(vals) > self.max_args:
             raise ValueError(f"{name}: {len(vals)} arguments, the harness takes at most {self.max_args}")
+        argv = (ctypes.c_uint64 * max(len(vals), 1))(*vals)
+        rc = self.lib.cc_harness_launch(self.address(name), len(vals), argv, int(grid), int(block))
+        if rc != 0:
+            raise RuntimeError(f"cc_harness_launch({name}) returned {rc}")
+
+    def launch(self, name: str, total: int, args, block: int = 64, grid_cap: int | None = None) -> None:
+        """Run kernel ``name`` over ``total`` grid-stride iterations."""
         grid = -(-total // block)
         if grid_cap is not None:
             grid = min(grid, grid_cap)
-        grid = max(grid, 1)
-        argv = (ctypes.c_uint64 * max(len(vals), 1))(*vals)
-        rc = self.lib.cc_harness_launch(self.address(name), len(vals), argv, grid, block)
-        if rc != 0:
-            raise RuntimeError(f"cc_harness_launch({name}) returned {rc}")
+        self.launch_grid(name, max(grid, 1), block, args)
         self.calls.append((name, total))
 
     def kernels(self, block: int = 64, grid_cap: int | None = None):
