@@ -1,5 +1,5 @@
 /*
- * Depthwise 3x3 Winograd F(2x2,3x3) micro-kernels, float32, AVX2 + FMA
+ * Depthwise 3x3 Winograd F(2x2,3x3) kernel, float32, AVX2 + FMA
  * (built with -mavx2 -mfma in its own static library): 8 tiles per vector.
  */
 #include <immintrin.h>
@@ -34,7 +34,27 @@ static inline __attribute__((always_inline)) void wdw_join2_avx2(float *p, __m25
     _mm256_storeu_ps(p + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
 }
 
+static inline __attribute__((always_inline)) __m256i wdw_mask_avx2(int64_t n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* the first n (0 < n < 16) floats of the interleave */
+static inline __attribute__((always_inline)) void wdw_join2n_avx2(float *p, __m256 e, __m256 o,
+                                                                   int64_t n)
+{
+    const __m256 lo = _mm256_unpacklo_ps(e, o), hi = _mm256_unpackhi_ps(e, o);
+    const __m256 a = _mm256_permute2f128_ps(lo, hi, 0x20), b = _mm256_permute2f128_ps(lo, hi, 0x31);
+    if (n >= 8) {
+        _mm256_storeu_ps(p, a);
+        _mm256_maskstore_ps(p + 8, wdw_mask_avx2(n - 8), b);
+    } else {
+        _mm256_maskstore_ps(p, wdw_mask_avx2(n), a);
+    }
+}
+
 #define VSPLIT2(p, e, o) wdw_split2_avx2((p), (e), (o))
 #define VJOIN2(p, e, o) wdw_join2_avx2((p), (e), (o))
+#define VJOIN2N(p, e, o, n) wdw_join2n_avx2((p), (e), (o), (n))
 
 #include "wdw3x3_f32.inc"

@@ -1,5 +1,5 @@
 /*
- * Depthwise 3x3 Winograd F(2x2,3x3) micro-kernels, float32, AVX-512F (built
+ * Depthwise 3x3 Winograd F(2x2,3x3) kernel, float32, AVX-512F (built
  * with -mavx512f -mfma in its own static library; run only where the CPU
  * reports avx512f): 16 tiles per vector.  WDW_SIMDE_AVX512 (tests/c only)
  * builds the same code on SIMDe's portable AVX-512, so that it can be
@@ -43,7 +43,32 @@ static inline __attribute__((always_inline)) void wdw_join2_avx512(float *p, __m
         e, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), o));
 }
 
+/* the first n (0 < n < 32) floats of the interleave */
+static inline __attribute__((always_inline)) void wdw_join2n_avx512(float *p, __m512 e, __m512 o,
+                                                                     int64_t n)
+{
+    const __m512 a = _mm512_permutex2var_ps(
+        e, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), o);
+    const __m512 b = _mm512_permutex2var_ps(
+        e, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), o);
+#ifdef WDW_SIMDE_AVX512 /* SIMDe has no masked store */
+    float t[32];
+    _mm512_storeu_ps(t, a);
+    _mm512_storeu_ps(t + 16, b);
+    for (int64_t i = 0; i < n; i++)
+        p[i] = t[i];
+#else
+    if (n >= 16) {
+        _mm512_storeu_ps(p, a);
+        _mm512_mask_storeu_ps(p + 16, (__mmask16)((1u << (n - 16)) - 1u), b);
+    } else {
+        _mm512_mask_storeu_ps(p, (__mmask16)((1u << n) - 1u), a);
+    }
+#endif
+}
+
 #define VSPLIT2(p, e, o) wdw_split2_avx512((p), (e), (o))
 #define VJOIN2(p, e, o) wdw_join2_avx512((p), (e), (o))
+#define VJOIN2N(p, e, o, n) wdw_join2n_avx512((p), (e), (o), (n))
 
 #include "wdw3x3_f32.inc"

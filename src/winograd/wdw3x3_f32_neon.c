@@ -1,5 +1,5 @@
 /*
- * Depthwise 3x3 Winograd F(2x2,3x3) micro-kernels, float32, NEON (AArch64
+ * Depthwise 3x3 Winograd F(2x2,3x3) kernel, float32, NEON (AArch64
  * baseline: no flags, no runtime check): 4 tiles per vector; the even/odd
  * split and the interleaved store are vld2q / vst2q.
  */
@@ -36,7 +36,18 @@ static inline __attribute__((always_inline)) void wdw_join2_neon(float *p, float
     vst2q_f32(p, v);
 }
 
+/* the first n (0 < n < 8) floats of the interleave */
+static inline __attribute__((always_inline)) void wdw_join2n_neon(float *p, float32x4_t e,
+                                                                   float32x4_t o, int64_t n)
+{
+    float t[8];
+    wdw_join2_neon(t, e, o);
+    for (int64_t i = 0; i < n; i++)
+        p[i] = t[i];
+}
+
 #define VSPLIT2(p, e, o) wdw_split2_neon((p), (e), (o))
 #define VJOIN2(p, e, o) wdw_join2_neon((p), (e), (o))
+#define VJOIN2N(p, e, o, n) wdw_join2n_neon((p), (e), (o), (n))
 
 #include "wdw3x3_f32.inc"

@@ -1,22 +1,18 @@
 /*
- * Depthwise 3x3 Winograd F(2x2,3x3) micro-kernels, float32, scalar: the
- * reference the SIMD versions are checked against (contracts in
- * wdw_internal.h).  Plain C, one tile at a time, no intrinsics.
+ * Depthwise 3x3 Winograd F(2x2,3x3) kernel, float32, scalar: the reference
+ * the SIMD versions are checked against (contract in wdw_internal.h).
+ * Plain C, one tile at a time, no intrinsics.
  */
 #include "wdw_internal.h"
 
-void cc_wdw_hrow_f32_scalar(const float *x, int64_t iw, int64_t pl, int64_t ntw,
-                            float *buf, float *h, int64_t hs)
+static void wdw_hrow_scalar(const float *x, int64_t iw, int64_t pl, int64_t ntw, float *h,
+                            int64_t hs)
 {
-    (void)buf;
     for (int64_t j = 0; j < ntw; j++) {
         const int64_t c0 = 2 * j - pl;
         float d[4];
-        if (c0 >= 0 && c0 + 4 <= iw) {
-            d[0] = x[c0], d[1] = x[c0 + 1], d[2] = x[c0 + 2], d[3] = x[c0 + 3];
-        } else {
-            wdw_padded(x, iw, pl, 2 * j, 4, d);
-        }
+        for (int b = 0; b < 4; b++)
+            d[b] = (c0 + b >= 0 && c0 + b < iw) ? x[c0 + b] : 0.0f;
         h[j] = d[0] - d[2];
         h[hs + j] = d[1] + d[2];
         h[2 * hs + j] = d[2] - d[1];
@@ -24,8 +20,8 @@ void cc_wdw_hrow_f32_scalar(const float *x, int64_t iw, int64_t pl, int64_t ntw,
     }
 }
 
-void cc_wdw_row_f32_scalar(int64_t ow, const float *const *h, int64_t hs,
-                           const float *u, float bias, float *y0, float *y1)
+static void wdw_row_scalar(int64_t ow, const float *const *h, int64_t hs, const float *u,
+                           float bias, float *y0, float *y1)
 {
     const int64_t tw = (ow + 1) / 2;
     for (int64_t j = 0; j < tw; j++) {
@@ -53,6 +49,15 @@ void cc_wdw_row_f32_scalar(int64_t ow, const float *const *h, int64_t hs,
                 y1[c + 1] = p1[1] - p1[2] - p1[3];
         }
     }
+}
+
+void cc_wdw_plane_f32_scalar(const wdw_plane *p)
+{
+#define HROW(xr, slot) wdw_hrow_scalar((xr), p->IW, p->pw, p->ntw, (slot), p->hs)
+#define ROW(hp, y0, y1) wdw_row_scalar(p->OW, (hp), p->hs, p->u, p->bias, (y0), (y1))
+    WDW_PLANE_LOOP(p, HROW, ROW);
+#undef HROW
+#undef ROW
 }
 
 const int cc_wdw_v_f32_scalar = 1;

@@ -10,8 +10,7 @@
 
 #define WDW_TABLE(ISA)                                                        \
     static const wdw_isa wdw_isa_##ISA = {#ISA, &cc_wdw_v_f32_##ISA,          \
-                                          cc_wdw_hrow_f32_##ISA,              \
-                                          cc_wdw_row_f32_##ISA};
+                                          cc_wdw_plane_f32_##ISA};
 
 WDW_TABLE(scalar)
 #if defined(CC_HAVE_X86_SIMD)

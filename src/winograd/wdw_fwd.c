@@ -1,9 +1,9 @@
 /*
  * cc_wdw_fwd_f32 (winograd.h): the driver.  Work items are (image, channel,
  * block of tile rows); an item transforms its channel's filter, then walks
- * its tile rows, computing each input row's horizontal transform (hrow) once
- * into a ring of four row slots and running the row kernel on the window of
- * four rows (zero rows for the padding).
+ * its tile rows with the ISA's plane kernel (which computes each input row's
+ * horizontal transform once into a ring of four row slots and runs the row
+ * kernel on the window of four rows, zero rows for the padding).
  */
 #include "wdw_internal.h"
 
@@ -87,27 +87,9 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
             float *yc = y + nc * OH * OW;
             float u[16];
             cc_wdw_filter_f32(w + c * 9, u);
-            const float bc = bias ? bias[c] : 0.0f;
-            int64_t tag[4] = {-1, -1, -1, -1};
-            for (int64_t ty = ty0; ty < ty1; ty++) {
-                const float *hp[4];
-                for (int i = 0; i < 4; i++) {
-                    const int64_t r = 2 * ty - ph + i;
-                    if (r < 0 || r >= IH) {
-                        hp[i] = zrow;
-                        continue;
-                    }
-                    float *slot = ring + (r & 3) * hrow_floats;
-                    if (tag[r & 3] != r) {
-                        isa->hrow(xc + r * IW, IW, pw, ntw, hbuf, slot, hs);
-                        tag[r & 3] = r;
-                    }
-                    hp[i] = slot;
-                }
-                float *y0 = yc + 2 * ty * OW;
-                float *y1 = 2 * ty + 1 < OH ? y0 + OW : NULL;
-                isa->row(OW, hp, hs, u, bc, y0, y1);
-            }
+            const wdw_plane pl = {xc, yc, IH, IW, OH, OW, ph, pw, ty0, ty1, ntw, hs,
+                                  u, bias ? bias[c] : 0.0f, ring, hbuf, zrow};
+            isa->plane(&pl);
         }
         free(ring);
     }

@@ -20,17 +20,22 @@
  *
  * with M[1][1] += bias (which adds the bias to all four outputs).
  *
- * Micro-kernel contracts:
+ * Micro-kernel contract (one per instruction set, wdw3x3_f32_<isa>.c):
  *
- *   hrow  h[k*hs + j] = H_k of tile column j, k < 4, j < ntw, for the input
- *         row x of iw (>= 1) elements seen with pl zeros before it and zeros
- *         after it.  ntw is a multiple of the ISA's v (<= WDW_VMAX).  buf: scratch of
- *         WDW_HROW_BUF(ntw) floats.
- *   row   one tile row: y0[c] (and y1[c] when y1 is not NULL), c < ow, from
- *         the hrow rows h[0..3] of the window (stride hs between the H_k).
- *         Reads h[i][k*hs + j] for j < round_up(ceil(ow / 2), v) only;
- *         writes y0, y1 for c < ow only.  u: the 16 filter values
- *         (U[i][k] at u[4i + k], i vertical).
+ *   plane  output rows [2 ty0, min(2 ty1, OH)) of one (image, channel) plane:
+ *          for each tile row, hrow of the input rows of its window that the
+ *          ring of four slots does not hold yet (slot r % 4), then the row
+ *          kernel on the window (zrow for rows outside the input).
+ *
+ *   hrow (inside)  h[k*hs + j] = H_k of tile column j, k < 4, j < ntw, for
+ *          the input row x of iw (>= 1) elements seen with pw zeros before it
+ *          and zeros after it; ntw is a multiple of the ISA's v.
+ *   row (inside)   y0[c] (and y1[c] when row 2ty+1 < OH), c < OW, from the
+ *          window's four hrow rows; reads h[i][k*hs + j] for
+ *          j < round_up(ceil(OW / 2), v) only, writes only c < OW.
+ *
+ * Scratch (per thread, zeroed at allocation): ring = 4 slots of 4*hs floats,
+ * hbuf = WDW_HROW_BUF(ntw) floats; zrow = 4*hs zeros (shared, read-only).
  */
 #ifndef CC_WDW_INTERNAL_H
 #define CC_WDW_INTERNAL_H
@@ -43,8 +48,10 @@
 
 /* Widest vector (floats) of any instruction set. */
 #define WDW_VMAX 16
-/* Scratch floats hrow needs for ntw tile columns. */
-#define WDW_HROW_BUF(ntw) (2 * ((ntw) + WDW_VMAX))
+/* Scratch floats hrow needs for ntw tile columns: the even and odd
+ * columns of the padded row, WDW_HROW_LEN(ntw) each. */
+#define WDW_HROW_LEN(ntw) ((ntw) + 2 * WDW_VMAX)
+#define WDW_HROW_BUF(ntw) (2 * WDW_HROW_LEN(ntw))
 
 #if defined(__GNUC__) || defined(__clang__)
 #define WDW_INLINE static inline __attribute__((always_inline))
@@ -54,24 +61,29 @@
 #define WDW_HIDDEN
 #endif
 
-typedef void (*wdw_hrow_fn)(const float *x, int64_t iw, int64_t pl, int64_t ntw,
-                            float *buf, float *h, int64_t hs);
-typedef void (*wdw_row_fn)(int64_t ow, const float *const *h, int64_t hs,
-                           const float *u, float bias, float *y0, float *y1);
+/* One work item: a block of tile rows of one (image, channel) plane. */
+typedef struct wdw_plane {
+    const float *x; /* the input plane, IH x IW */
+    float *y;       /* the output plane, OH x OW */
+    int64_t IH, IW, OH, OW, ph, pw;
+    int64_t ty0, ty1; /* tile rows */
+    int64_t ntw, hs;  /* tile columns hrow computes; stride of the H_k */
+    const float *u;   /* U = G g G^T, 16 floats, u[4i + k] */
+    float bias;
+    float *ring, *hbuf;
+    const float *zrow;
+} wdw_plane;
+
+typedef void (*wdw_plane_fn)(const wdw_plane *p);
 
 typedef struct wdw_isa {
     const char *name;
     const int *v; /* tiles per vector: ntw and hs are multiples of it */
-    wdw_hrow_fn hrow;
-    wdw_row_fn row;
+    wdw_plane_fn plane;
 } wdw_isa;
 
 #define WDW_DECLARE_ISA(ISA)                                                  \
-    WDW_HIDDEN void cc_wdw_hrow_f32_##ISA(const float *, int64_t, int64_t,    \
-                                          int64_t, float *, float *, int64_t); \
-    WDW_HIDDEN void cc_wdw_row_f32_##ISA(int64_t, const float *const *,       \
-                                         int64_t, const float *, float,       \
-                                         float *, float *);            \
+    WDW_HIDDEN void cc_wdw_plane_f32_##ISA(const wdw_plane *);                \
     WDW_HIDDEN extern const int cc_wdw_v_f32_##ISA;
 
 WDW_DECLARE_ISA(scalar)
@@ -86,15 +98,31 @@ WDW_DECLARE_ISA(neon)
 /* The instruction set in use (initialises on first use). */
 WDW_HIDDEN const wdw_isa *cc_wdw_current(void);
 
-/* The zero-padded input row seen by hrow: xs(c) = x[c - pl] inside the row,
- * 0 outside; n values from column c0 into t. */
-WDW_INLINE void wdw_padded(const float *x, int64_t iw, int64_t pl, int64_t c0,
-                           int64_t n, float *t)
-{
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t c = c0 + i - pl;
-        t[i] = (c >= 0 && c < iw) ? x[c] : 0.0f;
-    }
-}
+/* The plane loop every instruction set shares: HROW(x row, slot) and
+ * ROW(hp, y0, y1) are the ISA's inlined kernels (see the contract above). */
+#define WDW_PLANE_LOOP(p, HROW, ROW)                                          \
+    do {                                                                      \
+        int64_t tag_[4] = {-1, -1, -1, -1};                                   \
+        const int64_t hrf_ = 4 * (p)->hs;                                     \
+        for (int64_t ty_ = (p)->ty0; ty_ < (p)->ty1; ty_++) {                 \
+            const float *hp_[4];                                              \
+            for (int i_ = 0; i_ < 4; i_++) {                                  \
+                const int64_t r_ = 2 * ty_ - (p)->ph + i_;                    \
+                if (r_ < 0 || r_ >= (p)->IH) {                                \
+                    hp_[i_] = (p)->zrow;                                      \
+                    continue;                                                 \
+                }                                                             \
+                float *slot_ = (p)->ring + (r_ & 3) * hrf_;                   \
+                if (tag_[r_ & 3] != r_) {                                     \
+                    HROW((p)->x + r_ * (p)->IW, slot_);                       \
+                    tag_[r_ & 3] = r_;                                        \
+                }                                                             \
+                hp_[i_] = slot_;                                              \
+            }                                                                 \
+            float *y0_ = (p)->y + 2 * ty_ * (p)->OW;                          \
+            float *y1_ = 2 * ty_ + 1 < (p)->OH ? y0_ + (p)->OW : NULL;        \
+            ROW(hp_, y0_, y1_);                                               \
+        }                                                                     \
+    } while (0)
 
 #endif

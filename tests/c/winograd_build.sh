@@ -7,6 +7,8 @@
 #                                   simde/x86/avx512.h, Debian's libsimde-dev)
 #   winograd_build.sh aarch64 OUT   cross-compiled with aarch64-linux-gnu-gcc (NEON)
 #   winograd_build.sh asan OUT      native, with -fsanitize=address,undefined
+# MAIN=winograd_bench builds tests/c/winograd_bench.c instead; WITH_DW=1 also
+# compiles src/depthwise (the direct kernels the bench compares with).
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -35,4 +37,19 @@ aarch64*)
     base="$base wdw3x3_f32_neon.c" ;;
 esac
 for f in $base; do $CC $CFLAGS -c "$src/$f" -o "$tmp/${f%.c}.o"; objs="$objs $tmp/${f%.c}.o"; done
+if [ -n "$WITH_DW" ]; then
+    dw=$root/src/depthwise
+    dwsrc="dw_dispatch.c dw_fwd.c dw_adj.c dw_wgrad.c dw_rowbuf.c"
+    for op in dw2d dwrows dwwg; do for dt in f32 f64; do
+        dwsrc="$dwsrc ${op}_${dt}_scalar.c"
+        case "$($CC -dumpmachine)" in
+        x86_64*)
+            $CC $CFLAGS -I$dw -mavx2 -mfma -c "$dw/${op}_${dt}_avx2.c" -o "$tmp/dw_${op}_${dt}_avx2.o"
+            $CC $CFLAGS -I$dw $avx512 -c "$dw/${op}_${dt}_avx512.c" -o "$tmp/dw_${op}_${dt}_avx512.o"
+            objs="$objs $tmp/dw_${op}_${dt}_avx2.o $tmp/dw_${op}_${dt}_avx512.o" ;;
+        aarch64*) dwsrc="$dwsrc ${op}_${dt}_neon.c" ;;
+        esac
+    done; done
+    for f in $dwsrc; do $CC $CFLAGS -Wno-error -I$dw -c "$dw/$f" -o "$tmp/dw_${f%.c}.o"; objs="$objs $tmp/dw_${f%.c}.o"; done
+fi
 $CC $CFLAGS "$here/${MAIN:-winograd_check}.c" $objs -o "$out" -lm
