@@ -1,8 +1,11 @@
 /*
- * Depthwise 3x3 Winograd F(2x2,3x3) kernel, float32, AVX2 + FMA
- * (built with -mavx2 -mfma in its own static library): 8 tiles per vector.
+ * Depthwise 3x3 Winograd F(2x2,3x3) kernel, float32, AVX2 + FMA (built with
+ * -mavx2 -mfma in its own static library): 8 tiles per vector.  The even/odd
+ * split is one in-lane shufps per vector (tile order 0 1 4 5 2 3 6 7), whose
+ * inverse is one unpcklps/unpckhps per output vector: no lane crossing.
  */
 #include <immintrin.h>
+#include <stdint.h>
 
 #define WDW_ISA avx2
 #define VT __m256
@@ -17,44 +20,52 @@
 #define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define VFNMA(a, b, c) _mm256_fnmadd_ps(a, b, c)
 
-static inline __attribute__((always_inline)) void wdw_split2_avx2(const float *p, __m256 *e,
-                                                                  __m256 *o)
+#define WDW_AI static inline __attribute__((always_inline))
+
+/* lanes lo <= i < hi set */
+WDW_AI __m256i wdw_mask_avx2(int64_t lo, int64_t hi)
 {
-    const __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
-    *e = _mm256_castpd_ps(_mm256_permute4x64_pd(
-        _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
-    *o = _mm256_castpd_ps(_mm256_permute4x64_pd(
-        _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
+    const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)lo), idx),
+                               _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), idx));
 }
 
-static inline __attribute__((always_inline)) void wdw_join2_avx2(float *p, __m256 e, __m256 o)
+WDW_AI __m256 wdw_loadm_avx2(const float *x, int64_t base, int64_t n)
 {
-    const __m256 lo = _mm256_unpacklo_ps(e, o), hi = _mm256_unpackhi_ps(e, o);
-    _mm256_storeu_ps(p, _mm256_permute2f128_ps(lo, hi, 0x20));
-    _mm256_storeu_ps(p + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+    const int64_t lo = base < 0 ? -base : 0, hi = n - base < 8 ? n - base : 8;
+    if (hi <= lo)
+        return _mm256_setzero_ps();
+    /* the masked-off lanes are not accessed (and do not fault) */
+    const float *p = (const float *)((uintptr_t)x + (uintptr_t)(base * (int64_t)sizeof(float)));
+    return _mm256_maskload_ps(p, wdw_mask_avx2(lo, hi));
 }
 
-static inline __attribute__((always_inline)) __m256i wdw_mask_avx2(int64_t n)
+WDW_AI void wdw_split_avx2(__m256 a, __m256 b, __m256 *e, __m256 *o)
 {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    *e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    *o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
 }
 
-/* the first n (0 < n < 16) floats of the interleave */
-static inline __attribute__((always_inline)) void wdw_join2n_avx2(float *p, __m256 e, __m256 o,
-                                                                   int64_t n)
+WDW_AI void wdw_join_avx2(float *p, __m256 e, __m256 o)
 {
-    const __m256 lo = _mm256_unpacklo_ps(e, o), hi = _mm256_unpackhi_ps(e, o);
-    const __m256 a = _mm256_permute2f128_ps(lo, hi, 0x20), b = _mm256_permute2f128_ps(lo, hi, 0x31);
+    _mm256_storeu_ps(p, _mm256_unpacklo_ps(e, o));
+    _mm256_storeu_ps(p + 8, _mm256_unpackhi_ps(e, o));
+}
+
+WDW_AI void wdw_joinn_avx2(float *p, __m256 e, __m256 o, int64_t n)
+{
+    const __m256 a = _mm256_unpacklo_ps(e, o), b = _mm256_unpackhi_ps(e, o);
     if (n >= 8) {
         _mm256_storeu_ps(p, a);
-        _mm256_maskstore_ps(p + 8, wdw_mask_avx2(n - 8), b);
+        _mm256_maskstore_ps(p + 8, wdw_mask_avx2(0, n - 8), b);
     } else {
-        _mm256_maskstore_ps(p, wdw_mask_avx2(n), a);
+        _mm256_maskstore_ps(p, wdw_mask_avx2(0, n), a);
     }
 }
 
-#define VSPLIT2(p, e, o) wdw_split2_avx2((p), (e), (o))
-#define VJOIN2(p, e, o) wdw_join2_avx2((p), (e), (o))
-#define VJOIN2N(p, e, o, n) wdw_join2n_avx2((p), (e), (o), (n))
+#define VLOADM(x, base, n) wdw_loadm_avx2((x), (base), (n))
+#define VSPLIT(a, b, e, o) wdw_split_avx2((a), (b), (e), (o))
+#define VJOIN(p, e, o) wdw_join_avx2((p), (e), (o))
+#define VJOINN(p, e, o, n) wdw_joinn_avx2((p), (e), (o), (n))
 
 #include "wdw3x3_f32.inc"

@@ -1,9 +1,10 @@
 /*
- * Depthwise 3x3 Winograd F(2x2,3x3) kernel, float32, AVX-512F (built
- * with -mavx512f -mfma in its own static library; run only where the CPU
- * reports avx512f): 16 tiles per vector.  WDW_SIMDE_AVX512 (tests/c only)
- * builds the same code on SIMDe's portable AVX-512, so that it can be
- * checked on CPUs without AVX-512.
+ * Depthwise 3x3 Winograd F(2x2,3x3) kernel, float32, AVX-512F (built with
+ * -mavx512f -mfma in its own static library; run only where the CPU reports
+ * avx512f): 16 tiles per vector.  The even/odd split is one in-lane shufps
+ * per vector, its inverse one unpcklps/unpckhps per output vector.
+ * WDW_SIMDE_AVX512 (tests/c only) builds the same code on SIMDe's portable
+ * AVX-512, so that it can be checked on CPUs without AVX-512.
  */
 #ifdef WDW_SIMDE_AVX512
 #define SIMDE_ENABLE_NATIVE_ALIASES
@@ -11,6 +12,7 @@
 #else
 #include <immintrin.h>
 #endif
+#include <stdint.h>
 
 #define WDW_ISA avx512
 #define VT __m512
@@ -25,32 +27,41 @@
 #define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define VFNMA(a, b, c) _mm512_fnmadd_ps(a, b, c)
 
-static inline __attribute__((always_inline)) void wdw_split2_avx512(const float *p, __m512 *e,
-                                                                    __m512 *o)
+#define WDW_AI static inline __attribute__((always_inline))
+
+WDW_AI __m512 wdw_loadm_avx512(const float *x, int64_t base, int64_t n)
 {
-    const __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 16);
-    *e = _mm512_permutex2var_ps(
-        a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
-    *o = _mm512_permutex2var_ps(
-        a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
+    const int64_t lo = base < 0 ? -base : 0, hi = n - base < 16 ? n - base : 16;
+    if (hi <= lo)
+        return _mm512_setzero_ps();
+#ifdef WDW_SIMDE_AVX512 /* SIMDe has no masked load */
+    float t[16];
+    for (int64_t i = 0; i < 16; i++)
+        t[i] = i >= lo && i < hi ? x[base + i] : 0.0f;
+    return _mm512_loadu_ps(t);
+#else
+    /* the masked-off lanes are not accessed (and do not fault) */
+    const float *p = (const float *)((uintptr_t)x + (uintptr_t)(base * (int64_t)sizeof(float)));
+    const __mmask16 m = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+    return _mm512_maskz_loadu_ps(m, p);
+#endif
 }
 
-static inline __attribute__((always_inline)) void wdw_join2_avx512(float *p, __m512 e, __m512 o)
+WDW_AI void wdw_split_avx512(__m512 a, __m512 b, __m512 *e, __m512 *o)
 {
-    _mm512_storeu_ps(p, _mm512_permutex2var_ps(
-        e, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), o));
-    _mm512_storeu_ps(p + 16, _mm512_permutex2var_ps(
-        e, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), o));
+    *e = _mm512_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    *o = _mm512_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
 }
 
-/* the first n (0 < n < 32) floats of the interleave */
-static inline __attribute__((always_inline)) void wdw_join2n_avx512(float *p, __m512 e, __m512 o,
-                                                                     int64_t n)
+WDW_AI void wdw_join_avx512(float *p, __m512 e, __m512 o)
 {
-    const __m512 a = _mm512_permutex2var_ps(
-        e, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), o);
-    const __m512 b = _mm512_permutex2var_ps(
-        e, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), o);
+    _mm512_storeu_ps(p, _mm512_unpacklo_ps(e, o));
+    _mm512_storeu_ps(p + 16, _mm512_unpackhi_ps(e, o));
+}
+
+WDW_AI void wdw_joinn_avx512(float *p, __m512 e, __m512 o, int64_t n)
+{
+    const __m512 a = _mm512_unpacklo_ps(e, o), b = _mm512_unpackhi_ps(e, o);
 #ifdef WDW_SIMDE_AVX512 /* SIMDe has no masked store */
     float t[32];
     _mm512_storeu_ps(t, a);
@@ -67,8 +78,9 @@ static inline __attribute__((always_inline)) void wdw_join2n_avx512(float *p, __
 #endif
 }
 
-#define VSPLIT2(p, e, o) wdw_split2_avx512((p), (e), (o))
-#define VJOIN2(p, e, o) wdw_join2_avx512((p), (e), (o))
-#define VJOIN2N(p, e, o, n) wdw_join2n_avx512((p), (e), (o), (n))
+#define VLOADM(x, base, n) wdw_loadm_avx512((x), (base), (n))
+#define VSPLIT(a, b, e, o) wdw_split_avx512((a), (b), (e), (o))
+#define VJOIN(p, e, o) wdw_join_avx512((p), (e), (o))
+#define VJOINN(p, e, o, n) wdw_joinn_avx512((p), (e), (o), (n))
 
 #include "wdw3x3_f32.inc"

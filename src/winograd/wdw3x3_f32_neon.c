@@ -1,9 +1,10 @@
 /*
  * Depthwise 3x3 Winograd F(2x2,3x3) kernel, float32, NEON (AArch64
- * baseline: no flags, no runtime check): 4 tiles per vector; the even/odd
- * split and the interleaved store are vld2q / vst2q.
+ * baseline: no flags, no runtime check): 4 tiles per vector in natural
+ * order; the even/odd split is vuzp1q/vuzp2q, the interleaved store vst2q.
  */
 #include <arm_neon.h>
+#include <stdint.h>
 
 #define WDW_ISA neon
 #define VT float32x4_t
@@ -18,17 +19,23 @@
 #define VFMA(a, b, c) vfmaq_f32((c), (a), (b))
 #define VFNMA(a, b, c) vfmsq_f32((c), (a), (b))
 
-static inline __attribute__((always_inline)) void wdw_split2_neon(const float *p,
-                                                                  float32x4_t *e,
-                                                                  float32x4_t *o)
+#define WDW_AI static inline __attribute__((always_inline))
+
+WDW_AI float32x4_t wdw_loadm_neon(const float *x, int64_t base, int64_t n)
 {
-    const float32x4x2_t v = vld2q_f32(p);
-    *e = v.val[0];
-    *o = v.val[1];
+    float t[4];
+    for (int64_t i = 0; i < 4; i++)
+        t[i] = base + i >= 0 && base + i < n ? x[base + i] : 0.0f;
+    return vld1q_f32(t);
 }
 
-static inline __attribute__((always_inline)) void wdw_join2_neon(float *p, float32x4_t e,
-                                                                 float32x4_t o)
+WDW_AI void wdw_split_neon(float32x4_t a, float32x4_t b, float32x4_t *e, float32x4_t *o)
+{
+    *e = vuzp1q_f32(a, b);
+    *o = vuzp2q_f32(a, b);
+}
+
+WDW_AI void wdw_join_neon(float *p, float32x4_t e, float32x4_t o)
 {
     float32x4x2_t v;
     v.val[0] = e;
@@ -36,18 +43,17 @@ static inline __attribute__((always_inline)) void wdw_join2_neon(float *p, float
     vst2q_f32(p, v);
 }
 
-/* the first n (0 < n < 8) floats of the interleave */
-static inline __attribute__((always_inline)) void wdw_join2n_neon(float *p, float32x4_t e,
-                                                                   float32x4_t o, int64_t n)
+WDW_AI void wdw_joinn_neon(float *p, float32x4_t e, float32x4_t o, int64_t n)
 {
     float t[8];
-    wdw_join2_neon(t, e, o);
+    wdw_join_neon(t, e, o);
     for (int64_t i = 0; i < n; i++)
         p[i] = t[i];
 }
 
-#define VSPLIT2(p, e, o) wdw_split2_neon((p), (e), (o))
-#define VJOIN2(p, e, o) wdw_join2_neon((p), (e), (o))
-#define VJOIN2N(p, e, o, n) wdw_join2n_neon((p), (e), (o), (n))
+#define VLOADM(x, base, n) wdw_loadm_neon((x), (base), (n))
+#define VSPLIT(a, b, e, o) wdw_split_neon((a), (b), (e), (o))
+#define VJOIN(p, e, o) wdw_join_neon((p), (e), (o))
+#define VJOINN(p, e, o, n) wdw_joinn_neon((p), (e), (o), (n))
 
 #include "wdw3x3_f32.inc"

@@ -70,9 +70,8 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
     int err = CC_OK;
 #pragma omp parallel num_threads((int)nt) if (nt > 1)
     {
-        /* four hrow slots, then hrow's scratch */
-        float *ring = (float *)wdw_zalloc(4 * hrow_floats + WDW_HROW_BUF(ntw));
-        float *hbuf = ring ? ring + 4 * hrow_floats : NULL;
+        /* four hrow slots */
+        float *ring = (float *)wdw_zalloc(4 * hrow_floats);
         if (!ring) {
 #pragma omp atomic write
             err = CC_ERR_NOMEM;
@@ -88,7 +87,7 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
             float u[16];
             cc_wdw_filter_f32(w + c * 9, u);
             const wdw_plane pl = {xc, yc, IH, IW, OH, OW, ph, pw, ty0, ty1, ntw, hs,
-                                  u, bias ? bias[c] : 0.0f, ring, hbuf, zrow};
+                                  u, bias ? bias[c] : 0.0f, ring, zrow};
             isa->plane(&pl);
         }
         free(ring);

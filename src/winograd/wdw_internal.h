@@ -34,8 +34,9 @@
  *          window's four hrow rows; reads h[i][k*hs + j] for
  *          j < round_up(ceil(OW / 2), v) only, writes only c < OW.
  *
- * Scratch (per thread, zeroed at allocation): ring = 4 slots of 4*hs floats,
- * hbuf = WDW_HROW_BUF(ntw) floats; zrow = 4*hs zeros (shared, read-only).
+ * Scratch (per thread): ring = 4 slots of 4*hs floats; zrow = 4*hs zeros
+ * (shared, read-only).  The SIMD kernels may keep the tiles of a vector in
+ * a permuted lane order inside the H arrays (wdw3x3_f32.inc).
  */
 #ifndef CC_WDW_INTERNAL_H
 #define CC_WDW_INTERNAL_H
@@ -48,10 +49,6 @@
 
 /* Widest vector (floats) of any instruction set. */
 #define WDW_VMAX 16
-/* Scratch floats hrow needs for ntw tile columns: the even and odd
- * columns of the padded row, WDW_HROW_LEN(ntw) each. */
-#define WDW_HROW_LEN(ntw) ((ntw) + 2 * WDW_VMAX)
-#define WDW_HROW_BUF(ntw) (2 * WDW_HROW_LEN(ntw))
 
 #if defined(__GNUC__) || defined(__clang__)
 #define WDW_INLINE static inline __attribute__((always_inline))
@@ -70,7 +67,7 @@ typedef struct wdw_plane {
     int64_t ntw, hs;  /* tile columns hrow computes; stride of the H_k */
     const float *u;   /* U = G g G^T, 16 floats, u[4i + k] */
     float bias;
-    float *ring, *hbuf;
+    float *ring;
     const float *zrow;
 } wdw_plane;
 
