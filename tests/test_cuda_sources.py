@@ -140,6 +140,69 @@ def test_nvcc_object_code(tmp_path):
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout}\n{r.stderr}"
 
 
+# NVRTC itself, as CuPy calls it, when its library is at hand (the
+# nvidia-cuda-nvrtc wheel, a CUDA toolkit, or CCONV_NVRTC_LIB): no GPU needed.
+def _find_nvrtc() -> str | None:
+    import ctypes.util
+    import glob
+
+    cands = [os.environ.get("CCONV_NVRTC_LIB")]
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        cands += sorted(glob.glob(os.path.join(root, "*", "lib", "libnvrtc.so*")), reverse=True)
+    cands += sorted(glob.glob("/usr/local/cuda*/lib*/libnvrtc.so*"), reverse=True)
+    cands.append(ctypes.util.find_library("nvrtc"))
+    for c in cands:
+        if c and "builtins" not in os.path.basename(c) and (os.path.exists(c) or "/" not in c):
+            return c
+    return None
+
+
+def _nvrtc_compile(lib_path, src: str, options: list[str]) -> tuple[int, str, str]:
+    """(result, log, ptx or '') of NVRTC on ``src`` with ``options``."""
+    import ctypes
+
+    lib = ctypes.CDLL(lib_path)
+    prog = ctypes.c_void_p()
+    rc = lib.nvrtcCreateProgram(ctypes.byref(prog), src.encode(), b"cconv_module.cu", 0, None, None)
+    assert rc == 0, f"nvrtcCreateProgram: {rc}"
+    try:
+        opts = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
+        res = lib.nvrtcCompileProgram(prog, len(options), opts)
+        n = ctypes.c_size_t()
+        lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+        buf = ctypes.create_string_buffer(n.value)
+        lib.nvrtcGetProgramLog(prog, buf)
+        log = buf.value.decode(errors="replace")
+        ptx = ""
+        if res == 0 and not any(o.startswith("-arch=sm_") for o in options):
+            lib.nvrtcGetPTXSize(prog, ctypes.byref(n))
+            pbuf = ctypes.create_string_buffer(n.value)
+            lib.nvrtcGetPTX(prog, pbuf)
+            ptx = pbuf.value.decode(errors="replace")
+        return res, log, ptx
+    finally:
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+NVRTC = _find_nvrtc()
+
+
+@pytest.mark.skipif(NVRTC is None, reason="libnvrtc not found (pip install nvidia-cuda-nvrtc, or set CCONV_NVRTC_LIB)")
+@pytest.mark.parametrize("options", [
+    ["-arch=compute_80"],
+    ["-arch=compute_90", "-std=c++11"],
+    ["-arch=compute_90", "-std=c++17"],
+    ["-arch=sm_90"],
+], ids=lambda o: " ".join(o))
+def test_nvrtc_compiles_the_module(options):
+    res, log, ptx = _nvrtc_compile(NVRTC, _cuda_kernels.module_source(), options)
+    assert res == 0, f"NVRTC {options}: result {res}\n{log}"
+    assert "warning" not in log.lower(), log
+    if ptx:
+        assert _entries(ptx) == set(_all_kernel_names())
+
+
 # --------------------------------------------------------------------------
 # 3. the kernels on the CPU
 # --------------------------------------------------------------------------
