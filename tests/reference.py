@@ -161,6 +161,11 @@ def assert_close(a, ref, dtype, red_len=0, what="result"):
 # ------------------------------------------------------------------ plain
 
 
+def _check_symmetric(pad_before, pad_after):
+    if pad_after is not None and np.any(np.asarray(pad_after) != np.asarray(pad_before)):
+        raise ValueError("reference: a transposed convolution takes symmetric padding only")
+
+
 def _plain_geometry(x_shape, w_shape, stride, pad_before, pad_after, dilation, groups):
     nsp = len(x_shape) - 2
     if nsp not in (1, 2, 3) or len(w_shape) != nsp + 2:
@@ -209,8 +214,16 @@ def ref_conv(x, w, b=None, stride=1, pad_before=0, pad_after=None, dilation=1, g
 
 
 def ref_conv_grad_input(grad_output, w, input_shape, stride=1, pad_before=0, pad_after=None,
-                        dilation=1, groups=1):
-    """Gradient of ``ref_conv`` w.r.t. its input (the exact adjoint; conj(w) for complex)."""
+                        dilation=1, groups=1, transposed=False, output_padding=0):
+    """Gradient of ``ref_conv`` w.r.t. its input (the exact adjoint; conj(w) for complex).
+
+    ``transposed=True``: the gradient of ``ref_conv_transpose`` instead, with
+    ``pad_before`` as its (symmetric) padding.
+    """
+    if transposed:
+        _check_symmetric(pad_before, pad_after)
+        return ref_conv_transpose_grad_input(grad_output, w, input_shape, stride, pad_before,
+                                             output_padding, groups, dilation)
     gO = np.asarray(grad_output)
     w = np.asarray(w)
     dt = _compute_dtype(gO, w)
@@ -232,8 +245,16 @@ def ref_conv_grad_input(grad_output, w, input_shape, stride=1, pad_before=0, pad
 
 
 def ref_conv_grad_weight(x, grad_output, weight_shape, stride=1, pad_before=0, pad_after=None,
-                         dilation=1, groups=1):
-    """Gradient of ``ref_conv`` w.r.t. its weight: correlation of conj(x) with gO."""
+                         dilation=1, groups=1, transposed=False, output_padding=0):
+    """Gradient of ``ref_conv`` w.r.t. its weight: correlation of conj(x) with gO.
+
+    ``transposed=True``: the gradient of ``ref_conv_transpose`` instead, with
+    ``pad_before`` as its (symmetric) padding.
+    """
+    if transposed:
+        _check_symmetric(pad_before, pad_after)
+        return ref_conv_transpose_grad_weight(x, grad_output, weight_shape, stride, pad_before,
+                                              output_padding, groups, dilation)
     x = np.asarray(x)
     gO = np.asarray(grad_output)
     dt = _compute_dtype(x, gO)

@@ -460,3 +460,17 @@ def test_reference_same_padding_against_torch():
         y = ref_conv(x, w, None, 1, pb, pa, d)
         assert y.shape == x.shape[:1] + (2,) + L
         assert rel_err(y, yt) < 1e-12
+
+
+def test_transposed_flag_of_generic_gradients():
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal((2, 4, 5, 4)) + 1j * rng.standard_normal((2, 4, 5, 4))
+    w = rng.standard_normal((4, 3, 3, 2)) + 1j * rng.standard_normal((4, 3, 3, 2))
+    prm = dict(stride=(2, 1), padding=1, output_padding=(1, 0), groups=2, dilation=(1, 2))
+    g = rng.standard_normal(ref_conv_transpose(x, w, None, **prm).shape)
+    gi = ref_conv_grad_input(g, w, x.shape, (2, 1), 1, None, (1, 2), 2, transposed=True, output_padding=(1, 0))
+    np.testing.assert_array_equal(gi, ref_conv_transpose_grad_input(g, w, x.shape, **prm))
+    gw = ref_conv_grad_weight(x, g, w.shape, (2, 1), 1, 1, (1, 2), 2, transposed=True, output_padding=(1, 0))
+    np.testing.assert_array_equal(gw, ref_conv_transpose_grad_weight(x, g, w.shape, **prm))
+    with pytest.raises(ValueError):
+        ref_conv_grad_input(g, w, x.shape, 1, 1, 2, transposed=True)
