@@ -130,6 +130,14 @@ DW_HIDDEN const dw_isa *cc_dw_current(void);
 static inline int64_t dw_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline int64_t dw_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t dw_max(int64_t a, int64_t b) { return a > b ? a : b; }
+/* smallest power of two >= v (v >= 1): cache slots are row & (that - 1) */
+static inline int64_t dw_pow2(int64_t v)
+{
+    int64_t p = 1;
+    while (p < v)
+        p *= 2;
+    return p;
+}
 static inline int64_t dw_mod(int64_t a, int64_t b)
 {
     int64_t r = a % b;

@@ -11,6 +11,8 @@
 #include "dw_vec_common.h"
 
 #define DW_RK_R 6
+/* masked stores are native and cheap */
+#define DW_TAIL_OVERLAP 0
 
 #ifdef DW_F64
 #define T double

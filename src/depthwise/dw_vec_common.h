@@ -12,6 +12,9 @@
  *   VSPLIT2(p,&e,&o)    deinterleave 2V elements at p
  *   VJOIN2(p,e,o)       interleave e and o into 2V elements at p
  *   DW_RK_R             output rows per step of the rk kernels
+ *   DW_TAIL_OVERLAP     1: a row's last partial vector is computed again as
+ *                       the full vector ending at n (when not accumulating),
+ *                       where masked or emulated partial stores are slow
  * Everything here is static inline, so nothing built with this ISA's flags
  * can be picked by the linker for baseline code.
  */

@@ -4,6 +4,8 @@
 #include "dw_vec_common.h"
 
 #define DW_RK_R 4
+/* no masked stores: partial vectors go through the stack */
+#define DW_TAIL_OVERLAP 1
 
 #ifdef DW_F64
 #define T double

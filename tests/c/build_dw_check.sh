@@ -1,5 +1,6 @@
 #!/bin/sh
 # Build tests/c/dw_check (or $OUT) from src/depthwise.
+#   (MAIN=dw_bench builds tests/c/dw_bench.c instead of dw_check.c)
 #   build_dw_check.sh native OUT      x86-64 (avx2/avx512 files with their flags) or host
 #   build_dw_check.sh aarch64 OUT     cross-compiled with aarch64-linux-gnu-gcc (NEON)
 #   build_dw_check.sh simde OUT       x86-64, the AVX-512 kernels built on SIMDe's
@@ -17,14 +18,14 @@ base="dw_dispatch.c dw_fwd.c dw_adj.c dw_wgrad.c dw_rowbuf.c
       dw2d_f32_scalar.c dw2d_f64_scalar.c dwrows_f32_scalar.c dwrows_f64_scalar.c
       dwwg_f32_scalar.c dwwg_f64_scalar.c"
 ops="dw2d dwrows dwwg"
-CFLAGS="-O2 -std=c11 -D_GNU_SOURCE -fopenmp -Wall -Wextra -Wno-unused-parameter -I$root/src -I$dw"
+CFLAGS="-O3 -std=c11 -D_GNU_SOURCE -fopenmp -Wall -Wextra -Wno-unused-parameter -I$root/src -I$dw"
 if [ "$mode" = aarch64 ]; then
     CC=${CC:-aarch64-linux-gnu-gcc}
     srcs="$base"
     for op in $ops; do srcs="$srcs ${op}_f32_neon.c ${op}_f64_neon.c"; done
     objs=""
     for f in $srcs; do $CC $CFLAGS -c "$dw/$f" -o "$tmp/${f%.c}.o"; objs="$objs $tmp/${f%.c}.o"; done
-    $CC $CFLAGS "$here/dw_check.c" $objs -o "$out" -lm
+    $CC $CFLAGS "${MAINFILE:-$here/${MAIN:-dw_check}.c}" $objs -o "$out" -lm
     exit 0
 fi
 CC=${CC:-gcc}
@@ -47,4 +48,4 @@ aarch64*)
     for op in $ops; do for dt in f32 f64; do base="$base ${op}_${dt}_neon.c"; done; done ;;
 esac
 for f in $base; do $CC $CFLAGS -c "$dw/$f" -o "$tmp/${f%.c}.o"; objs="$objs $tmp/${f%.c}.o"; done
-$CC $CFLAGS "$here/dw_check.c" $objs -o "$out" -lm
+$CC $CFLAGS "${MAINFILE:-$here/${MAIN:-dw_check}.c}" $objs -o "$out" -lm

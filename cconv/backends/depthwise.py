@@ -1,0 +1,70 @@
+"""DEPTHWISE: direct SIMD kernels (src/depthwise) for depthwise convolutions
+(groups == input channels of the plain convolution >= 2, any channel
+multiplier), plain or transposed, 1-D to 3-D, float32/float64 NumPy arrays.
+
+The plain forward is ``cc_dw_fwd``; its adjoint ``cc_dw_adj`` is the
+grad_input of a plain convolution and the forward of a transposed one;
+``cc_dw_wgrad`` reduces in a fixed order (bit-identical for every call and
+thread count).  The instruction set (scalar, AVX2, AVX-512, NEON) is chosen
+at import; ``cconv._depthwise.set_isa`` or ``CCONV_SIMD`` force one.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _depthwise
+from .._config import get_num_threads
+from .._dispatch import Backend
+
+BACKEND = Backend.DEPTHWISE
+
+__all__ = ["BACKEND", "supports", "forward", "grad_input", "grad_weight"]
+
+
+def supports(p, xp, need_backward: bool = False) -> str | None:
+    if xp is not np:
+        return "DEPTHWISE runs NumPy arrays on the CPU (CUDA_DEPTHWISE runs CuPy arrays)"
+    if p.dtype is not None and np.dtype(p.dtype) not in (np.float32, np.float64):
+        return f"DEPTHWISE computes in float32 or float64, not {np.dtype(p.dtype).name}"
+    if not p.is_depthwise:
+        cin = p.c_out if p.transposed else p.c_in
+        return (
+            f"DEPTHWISE runs depthwise convolutions (groups == input channels >= 2 of the plain "
+            f"convolution), but groups={p.groups} and the "
+            f"{'transposed ' if p.transposed else ''}convolution's plain input has {cin} channels"
+        )
+    if not _depthwise.geom_ok(p.geom()):
+        return f"DEPTHWISE cannot run the geometry {p.geom()} (sizes out of range)"
+    return None
+
+
+def _flat(a):
+    return None if a is None else a.reshape(-1)
+
+
+def forward(p, x, w, b, out) -> None:
+    g = p.geom()
+    nt = get_num_threads()
+    if p.transposed:
+        _depthwise.adj(g, _flat(x), _flat(w), _flat(b), _flat(out), nt)
+    else:
+        _depthwise.fwd(g, _flat(x), _flat(w), _flat(b), _flat(out), nt)
+
+
+def grad_input(p, gy, w, out) -> None:
+    g = p.geom()
+    nt = get_num_threads()
+    if p.transposed:
+        _depthwise.fwd(g, _flat(gy), _flat(w), None, _flat(out), nt)
+    else:
+        _depthwise.adj(g, _flat(gy), _flat(w), None, _flat(out), nt)
+
+
+def grad_weight(p, x, gy, out) -> None:
+    g = p.geom()
+    nt = get_num_threads()
+    if p.transposed:
+        # the plain convolution's input is our grad_output, its output our input
+        _depthwise.wgrad(g, _flat(gy), _flat(x), _flat(out), nt)
+    else:
+        _depthwise.wgrad(g, _flat(x), _flat(gy), _flat(out), nt)

@@ -1,0 +1,464 @@
+"""The depthwise direct kernels (src/depthwise, cconv._depthwise,
+cconv.backends.depthwise).
+
+Every instruction set this CPU can run is forced in turn and checked against
+a float64 NumPy depthwise reference written here and against the scalar
+kernels, on random geometries (1-D/2-D/3-D, strides 1-3, padding 0-3 with
+asymmetric after-padding, dilation 1-2, multiplier 1-3, inputs smaller than
+the kernel), the specialised 3x3/5x5 stride-1/2 shapes and long 1-D kernels;
+forward, grad_input (adjoint) and grad_weight, float32 and float64.  The C
+test program tests/c/dw_check.c does the same from C: natively (AVX2,
+AVX-512), with the AVX-512 kernels built on SIMDe's emulation (CPUs without
+AVX-512), and cross-compiled for aarch64 under qemu (NEON).
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from cconv import _depthwise
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CDIR = ROOT / "tests" / "c"
+TOL = {np.float32: 1e-5, np.float64: 1e-12}
+ISAS = _depthwise.available_isas()
+
+
+# ---- float64 NumPy reference ------------------------------------------------
+
+def _taps(k):
+    return itertools.product(*[range(v) for v in k])
+
+
+def _window(t, out, stride, dil):
+    return tuple(slice(t[i] * dil[i], t[i] * dil[i] + (out[i] - 1) * stride[i] + 1, stride[i])
+                 for i in range(len(t)))
+
+
+def _padded(x, pad, in_, out, k, stride, dil):
+    """x zero-padded by pad before and as much as the windows need after."""
+    need = [(out[i] - 1) * stride[i] + (k[i] - 1) * dil[i] + 1 for i in range(len(k))]
+    after = [max(0, need[i] - pad[i] - in_[i]) for i in range(len(k))]
+    return np.pad(x, [(0, 0), (0, 0)] + [(pad[i], after[i]) for i in range(len(k))])
+
+
+def ref_fwd(x, w, b, stride, pad, out, dil):
+    x = x.astype(np.float64)
+    w = w.astype(np.float64)
+    N, C = x.shape[:2]
+    CO, k = w.shape[0], w.shape[2:]
+    m = CO // C
+    xr = np.repeat(_padded(x, pad, x.shape[2:], out, k, stride, dil), m, axis=1)
+    y = np.zeros((N, CO) + tuple(out))
+    for t in _taps(k):
+        wt = w[(slice(None), 0) + t].reshape((1, CO) + (1,) * len(k))
+        y += wt * xr[(slice(None), slice(None)) + _window(t, out, stride, dil)]
+    if b is not None:
+        y += b.astype(np.float64).reshape((1, CO) + (1,) * len(k))
+    return y
+
+
+def _adj(gy, w, stride, pad, in_, dil, out, k):
+    """Adjoint by scatter-add into the padded input (per output channel)."""
+    N, CO = gy.shape[:2]
+    xp = _padded(np.zeros((N, CO) + tuple(in_)), pad, in_, out, k, stride, dil)
+    for t in _taps(k):
+        wt = w[(slice(None), 0) + t].reshape((1, CO) + (1,) * len(k))
+        xp[(slice(None), slice(None)) + _window(t, out, stride, dil)] += wt * gy
+    crop = tuple(slice(pad[i], pad[i] + in_[i]) for i in range(len(k)))
+    return xp[(slice(None), slice(None)) + crop]
+
+
+def ref_adj_c(gy, w, b, stride, pad, in_, dil, C):
+    gy = gy.astype(np.float64)
+    w = w.astype(np.float64)
+    N, CO = gy.shape[:2]
+    m = CO // C
+    full = _adj(gy, w, stride, pad, in_, dil, gy.shape[2:], w.shape[2:])
+    dx = full.reshape((N, C, m) + tuple(in_)).sum(axis=2)
+    if b is not None:
+        dx += b.astype(np.float64).reshape((1, C) + (1,) * len(in_))
+    return dx
+
+
+def ref_wgrad(x, gy, k, stride, pad, dil):
+    x = x.astype(np.float64)
+    gy = gy.astype(np.float64)
+    N, C = x.shape[:2]
+    CO, out = gy.shape[1], gy.shape[2:]
+    m = CO // C
+    xr = np.repeat(_padded(x, pad, x.shape[2:], out, k, stride, dil), m, axis=1)
+    gw = np.zeros((CO, 1) + tuple(k))
+    for t in _taps(k):
+        sl = (slice(None), slice(None)) + _window(t, out, stride, dil)
+        gw[(slice(None), 0) + t] = (gy * xr[sl]).sum(axis=(0,) + tuple(range(2, gy.ndim)))
+    return gw
+
+
+# ---- geometry ---------------------------------------------------------------
+
+class Case:
+    """A depthwise problem in the kernels' terms (plain convolution)."""
+
+    def __init__(self, N, C, m, in_, k, stride, pad, dil, pad_after=None):
+        nsp = len(in_)
+        pad_after = pad if pad_after is None else pad_after
+        self.N, self.C, self.m, self.CO = N, C, m, C * m
+        self.in_, self.k, self.stride, self.pad, self.dil = map(tuple, (in_, k, stride, pad, dil))
+        self.out = tuple((in_[i] + pad[i] + pad_after[i] - dil[i] * (k[i] - 1) - 1) // stride[i] + 1
+                         for i in range(nsp))
+        assert min(self.out) >= 1, self
+
+    def geom(self):
+        lead = 3 - len(self.in_)
+
+        def p3(t, fill):
+            return (fill,) * lead + tuple(t)
+
+        return (self.N, self.C, self.C, self.CO, p3(self.in_, 1), p3(self.out, 1), p3(self.k, 1),
+                p3(self.stride, 1), p3(self.pad, 0), p3(self.dil, 1))
+
+    def __repr__(self):
+        return (f"Case(N={self.N}, C={self.C}, m={self.m}, in={self.in_}, k={self.k}, "
+                f"s={self.stride}, p={self.pad}, d={self.dil}, out={self.out})")
+
+
+def random_case(rng):
+    while True:
+        nsp = int(rng.integers(1, 4))
+        kind = int(rng.integers(0, 10))
+        if kind <= 4:
+            nsp = 2
+        in_, k, s, p, pa, d = [], [], [], [], [], []
+        for _ in range(nsp):
+            kk = int(rng.integers(1, 4 if nsp == 3 else 6))
+            ss, dd, pp = int(rng.integers(1, 4)), int(rng.integers(1, 3)), int(rng.integers(0, 4))
+            ii = int(rng.integers(1, 10 if nsp == 3 else 25))
+            if kind <= 4:  # specialised 3x3/5x5, stride 1/2
+                kk = 5 if kind % 2 else 3
+                ss = 1 if kind < 2 else (2 if kind < 4 else ss)
+                dd = 1
+            if kind == 5 and nsp == 1:  # long 1-D kernels (conformer k=31)
+                kk = 31 if rng.integers(0, 2) else int(rng.integers(6, 41))
+                pp = int(rng.integers(0, kk + 1))
+                ii = int(rng.integers(1, 300))
+            in_.append(ii), k.append(kk), s.append(ss), p.append(pp), d.append(dd)
+            pa.append(max(0, pp + int(rng.integers(-1, 2))))
+        if kind <= 4:
+            k[0], s[0], d[0] = k[1], s[1], 1
+            pa[0] = p[0]
+        if all(in_[i] + p[i] + pa[i] - d[i] * (k[i] - 1) - 1 >= 0 for i in range(nsp)):
+            return Case(int(rng.integers(1, 4)), int(rng.integers(1, 5)), int(rng.integers(1, 4)),
+                        in_, k, s, p, d, pa)
+
+
+def arrays(case, dtype, rng):
+    x = rng.standard_normal((case.N, case.C) + case.in_).astype(dtype)
+    w = rng.standard_normal((case.CO, 1) + case.k).astype(dtype)
+    b = rng.standard_normal(case.CO).astype(dtype)
+    bi = rng.standard_normal(case.C).astype(dtype)
+    gy = rng.standard_normal((case.N, case.CO) + case.out).astype(dtype)
+    return x, w, b, bi, gy
+
+
+def relerr(a, ref):
+    a = np.asarray(a, dtype=np.float64)
+    scale = np.max(np.abs(ref)) if ref.size else 0.0
+    err = np.max(np.abs(a - ref)) if ref.size else 0.0
+    return err / scale if scale > 0 else err
+
+
+def run_all(case, x, w, b, bi, gy, nt=2):
+    g = case.geom()
+    y = np.empty((case.N, case.CO) + case.out, x.dtype)
+    dx = np.empty(x.shape, x.dtype)
+    gw = np.empty(w.shape, x.dtype)
+    _depthwise.fwd(g, x.ravel(), w.ravel(), None if b is None else b.ravel(), y.reshape(-1), nt)
+    _depthwise.adj(g, gy.ravel(), w.ravel(), None if bi is None else bi.ravel(), dx.reshape(-1), nt)
+    _depthwise.wgrad(g, x.ravel(), gy.ravel(), gw.reshape(-1), nt)
+    return y, dx, gw
+
+
+@pytest.fixture
+def isa_guard():
+    prev = _depthwise.isa()
+    yield
+    _depthwise.set_isa(prev)
+
+
+def check_case(case, dtype, rng, use_bias=True, nt=2):
+    x, w, b, bi, gy = arrays(case, dtype, rng)
+    if not use_bias:
+        b = bi = None
+    yr = ref_fwd(x, w, b, case.stride, case.pad, case.out, case.dil)
+    dxr = ref_adj_c(gy, w, bi, case.stride, case.pad, case.in_, case.dil, case.C)
+    gwr = ref_wgrad(x, gy, case.k, case.stride, case.pad, case.dil)
+    tol = TOL[dtype]
+    results = {}
+    for isa in ISAS:
+        _depthwise.set_isa(isa)
+        y, dx, gw = run_all(case, x, w, b, bi, gy, nt)
+        for what, got, ref in (("fwd", y, yr), ("adj", dx, dxr), ("wgrad", gw, gwr)):
+            e = relerr(got, ref)
+            assert e <= tol, f"{what} {isa} {np.dtype(dtype).name} {case}: rel err {e:.3g}"
+        results[isa] = (y, dx, gw)
+    for isa in ISAS[1:]:
+        for what, got, ref in zip(("fwd", "adj", "wgrad"), results[isa], results["scalar"]):
+            e = relerr(got, ref.astype(np.float64))
+            assert e <= tol, f"{what} {isa} vs scalar {np.dtype(dtype).name} {case}: rel err {e:.3g}"
+
+
+# ---- tests ------------------------------------------------------------------
+
+def test_isa_selection(isa_guard):
+    assert _depthwise.__file__.endswith((".so", ".pyd"))
+    assert "scalar" in ISAS
+    assert _depthwise.isa() in ISAS
+    for isa in ISAS:
+        _depthwise.set_isa(isa)
+        assert _depthwise.isa() == isa
+    _depthwise.set_isa(None)
+    assert _depthwise.isa() == ISAS[-1] if ISAS[-1] != "scalar" else "scalar"
+    with pytest.raises(ValueError, match="cannot run here"):
+        _depthwise.set_isa("sse9")
+    for isa in set(_depthwise.ISAS) - set(ISAS):
+        with pytest.raises(ValueError):
+            _depthwise.set_isa(isa)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("block", range(6))
+def test_random_geometries(dtype, block, isa_guard):
+    rng = np.random.default_rng(1000 * block + (dtype == np.float64))
+    for i in range(12):
+        check_case(random_case(rng), dtype, rng, use_bias=bool(i % 2), nt=1 + i % 3)
+
+
+SPECIALISED = [
+    # (in, k, stride, pad): the rk kernels, every padding, small and odd sizes
+    ((h, w), (k, k), (s, s), (p, p))
+    for k in (3, 5) for s in (1, 2) for p in range(0, 4)
+    for (h, w) in ((k, k), (9, 17), (23, 40))
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("in_,k,stride,pad", SPECIALISED)
+def test_specialised_2d(dtype, in_, k, stride, pad, isa_guard):
+    rng = np.random.default_rng(sum(in_) * 31 + k[0] * 7 + stride[0] * 3 + pad[0])
+    check_case(Case(2, 3, 1 + (pad[0] % 2) * 2, in_, k, stride, pad, (1, 1)), dtype, rng)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", [
+    Case(1, 2, 1, (1, 1), (3, 3), (1, 1), (1, 1), (1, 1)),       # input smaller than the kernel
+    Case(2, 3, 2, (2, 1), (5, 5), (2, 1), (2, 2), (1, 1)),
+    Case(1, 2, 3, (1,), (7,), (3,), (6,), (2,)),
+    Case(2, 2, 1, (2, 1, 2), (3, 3, 3), (1, 2, 1), (1, 1, 1), (1, 1, 1)),
+    Case(1, 3, 1, (3, 3), (3, 3), (3, 3), (3, 3), (2, 2)),        # outputs only from padding
+    Case(1, 2, 2, (1,), (31,), (1,), (15,), (1,)),
+    Case(3, 4, 1, (2, 3), (3, 3), (2, 2), (1, 1), (1, 1), (0, 0)),
+])
+def test_tiny_inputs(dtype, case, isa_guard):
+    check_case(case, dtype, np.random.default_rng(7))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("L,k,pad", [(64, 31, 15), (257, 31, 15), (1000, 31, 15), (100, 15, 7),
+                                     (40, 31, 30)])
+def test_long_1d(dtype, L, k, pad, isa_guard):
+    rng = np.random.default_rng(L + k)
+    check_case(Case(2, 8, 1, (L,), (k,), (1,), (pad,), (1,)), dtype, rng)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wgrad_deterministic(dtype, isa_guard):
+    """grad_weight: the same bits for every call and every thread count."""
+    rng = np.random.default_rng(3)
+    case = Case(4, 6, 2, (37, 29), (3, 3), (1, 1), (1, 1), (1, 1))
+    x, w, b, bi, gy = arrays(case, dtype, rng)
+    for isa in ISAS:
+        _depthwise.set_isa(isa)
+        ref = None
+        for nt in (1, 2, 3, 4, 1, 2):
+            gw = np.empty(w.shape, dtype)
+            _depthwise.wgrad(case.geom(), x.ravel(), gy.ravel(), gw.reshape(-1), nt)
+            if ref is None:
+                ref = gw
+            assert np.array_equal(gw.view(np.uint8), ref.view(np.uint8)), (isa, nt)
+
+
+def test_large_plane_many_threads(isa_guard):
+    """Row blocks split between threads (one image, few channels)."""
+    rng = np.random.default_rng(11)
+    check_case(Case(1, 2, 1, (150, 70), (3, 3), (1, 1), (1, 1), (1, 1)), np.float32, rng, nt=4)
+    check_case(Case(1, 1, 3, (61, 33), (5, 5), (2, 2), (2, 2), (1, 1)), np.float64, rng, nt=3)
+
+
+def test_zero_sizes():
+    g = Case(0, 3, 2, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1)).geom()
+    e = np.empty(0, np.float32)
+    w = np.ones(6 * 9, np.float32)
+    _depthwise.fwd(g, e, w, None, e, 2)
+    _depthwise.adj(g, e, w, None, e, 2)
+    gw = np.full(6 * 9, np.nan, np.float32)
+    _depthwise.wgrad(g, e, e, gw, 2)
+    assert not gw.any()
+
+
+def test_bad_arguments():
+    case = Case(1, 3, 2, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1))
+    g = case.geom()
+    x = np.zeros(3 * 25, np.float32)
+    w = np.zeros(6 * 9, np.float32)
+    y = np.zeros(6 * 25, np.float32)
+    with pytest.raises(ValueError, match="x: expected"):
+        _depthwise.fwd(g, x[:-1], w, None, y, 1)
+    with pytest.raises(ValueError, match="b: expected"):
+        _depthwise.fwd(g, x, w, np.zeros(3, np.float32), y, 1)
+    with pytest.raises(ValueError, match="gw: expected"):
+        _depthwise.wgrad(g, x, y, w[:-2], 1)
+    bad = (1, 2, 3, 6) + g[4:]  # groups != c_in
+    with pytest.raises(ValueError, match="cannot run"):
+        _depthwise.fwd(bad, x, w, None, y, 1)
+    assert not _depthwise.geom_ok(bad)
+    assert not _depthwise.geom_ok((1, 3, 3, 4) + g[4:])  # c_out not a multiple
+    neg = g[:8] + ((0, -1, 1),) + g[9:]
+    assert not _depthwise.geom_ok(neg)
+    assert _depthwise.geom_ok(g)
+
+
+def test_env_var_forces_isa(tmp_path):
+    code = "from cconv import _depthwise as d; print(d.isa())"
+    env = dict(os.environ, CCONV_SIMD="scalar")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "scalar"
+    env["CCONV_SIMD"] = "no-such-isa"
+    r = subprocess.run([sys.executable, "-W", "always", "-c", code], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "CCONV_SIMD" in r.stderr and "RuntimeWarning" in r.stderr
+    assert r.stdout.strip().splitlines()[-1] == ISAS[0] if len(ISAS) == 1 else True
+    for isa in ISAS:
+        env["CCONV_SIMD"] = isa
+        r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert r.stdout.strip().splitlines()[-1] == isa, r.stderr
+
+
+# ---- the C test program: native, SIMDe AVX-512, aarch64 under qemu -----------
+
+def _build(mode, out, main="dw_check"):
+    env = dict(os.environ, MAIN=main)
+    r = subprocess.run(["sh", str(CDIR / "build_dw_check.sh"), mode, str(out)],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, f"building dw_check ({mode}) failed:\n{r.stdout}\n{r.stderr}"
+
+
+def _run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{r.stdout}\n{r.stderr[-4000:]}"
+    assert " 0 failures" in r.stdout
+    return r.stdout
+
+
+def _cc_ok():
+    return shutil.which(os.environ.get("CC", "gcc")) is not None
+
+
+@pytest.mark.skipif(not _cc_ok(), reason="no C compiler (gcc) to build tests/c/dw_check.c")
+def test_c_native(tmp_path):
+    """Every instruction set the CPU runs vs the naive C reference and the
+    scalar kernels."""
+    exe = tmp_path / "dw_check"
+    _build("native", exe)
+    out = _run([str(exe), "400", "1"])
+    for isa in ISAS:
+        assert isa in out.splitlines()[0]
+
+
+def _simde_ok():
+    if not _cc_ok():
+        return "no C compiler (gcc)"
+    if not pathlib.Path("/usr/include/simde/x86/avx512.h").exists():
+        return "SIMDe headers absent (Debian: apt-get install libsimde-dev)"
+    if "avx2" not in ISAS:
+        return "SIMDe build of the AVX-512 kernels needs an AVX2 CPU"
+    return None
+
+
+@pytest.mark.skipif(_simde_ok() is not None, reason=str(_simde_ok()))
+def test_c_avx512_on_simde(tmp_path):
+    """The AVX-512 kernels, built on SIMDe's portable AVX-512, on any AVX2
+    CPU (this checks the kernels' logic where the CPU lacks AVX-512)."""
+    exe = tmp_path / "dw_check_simde"
+    _build("simde", exe)
+    out = _run([str(exe), "250", "2"])
+    assert "avx512" in out.splitlines()[0]
+
+
+def _neon_missing():
+    if shutil.which("aarch64-linux-gnu-gcc") is None:
+        return "cross compiler aarch64-linux-gnu-gcc absent (Debian: gcc-aarch64-linux-gnu)"
+    if shutil.which("qemu-aarch64") is None:
+        return "qemu-aarch64 absent (Debian: qemu-user)"
+    if not pathlib.Path("/usr/aarch64-linux-gnu").is_dir():
+        return "aarch64 sysroot /usr/aarch64-linux-gnu absent"
+    return None
+
+
+@pytest.mark.skipif(_neon_missing() is not None, reason=str(_neon_missing()))
+def test_c_neon_under_qemu(tmp_path):
+    """The NEON kernels, cross-compiled for aarch64 and run under qemu,
+    against the naive C reference and the scalar kernels."""
+    exe = tmp_path / "dw_check_a64"
+    _build("aarch64", exe)
+    out = _run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", str(exe), "250", "3"])
+    assert "neon" in out.splitlines()[0]
+
+
+# ---- the backend module through the public API ------------------------------
+
+def _public():
+    try:
+        import cconv
+    except ImportError:  # pragma: no cover
+        return None
+    return cconv if hasattr(cconv, "conv2d") else None
+
+
+@pytest.mark.skipif(_public() is None, reason="cconv's public API is not importable")
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_backend_public_api(dtype, isa_guard):
+    import cconv
+    from cconv._dispatch import Backend
+
+    rng = np.random.default_rng(5)
+    C, m = 4, 2
+    x = rng.standard_normal((2, C, 13, 11)).astype(dtype)
+    w = rng.standard_normal((C * m, 1, 3, 3)).astype(dtype)
+    b = rng.standard_normal(C * m).astype(dtype)
+    tol = TOL[dtype]
+    for isa in ISAS:
+        _depthwise.set_isa(isa)
+        y = cconv.conv2d(x, w, b, stride=2, padding=1, groups=C, backend=Backend.DEPTHWISE)
+        out = tuple((13 + 2 - 2 - 1) // 2 + 1 for _ in range(1)) + ((11 + 2 - 2 - 1) // 2 + 1,)
+        ref = ref_fwd(x, w, b, (2, 2), (1, 1), out, (1, 1))
+        assert y.dtype == dtype and relerr(y, ref) <= tol
+        # transposed depthwise: weight (C, 1, k), groups = C
+        wt = rng.standard_normal((C, 1, 3, 3)).astype(dtype)
+        yt = cconv.conv_transpose2d(x, wt, None, stride=2, padding=1, groups=C,
+                                    backend="depthwise")
+        in_t = yt.shape[2:]
+        ref_t = ref_adj_c(x, wt, None, (2, 2), (1, 1), in_t, (1, 1), C)
+        assert relerr(yt, ref_t) <= tol
+    assert cconv.select_backend(x, w, b, groups=C) == Backend.DEPTHWISE
