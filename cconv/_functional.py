@@ -41,6 +41,8 @@ _ALLOWED = {np.dtype(t) for t in (np.float16, np.float32, np.float64, np.complex
 def as_array(xp, name: str, a: Any, fn: str):
     """``a`` as an array of module ``xp`` (array-likes through asarray)."""
     if a is None:
+        if name in ("input", "weight", "grad_output"):
+            raise TypeError(f"{fn}: {name} must be an array, not None")
         return None
     if xp is np and not isinstance(a, np.ndarray):
         try:
@@ -86,7 +88,11 @@ def real_contig(xp, a, dtype):
     """C-contiguous copy-or-view of a real array in ``dtype``."""
     if a is None:
         return None
-    return xp.ascontiguousarray(a, dtype=dtype)
+    a = xp.ascontiguousarray(a, dtype=dtype)
+    if xp is np and not a.flags.writeable:
+        # the kernel wrappers take writable buffers; never write through it
+        a = a.copy()
+    return a
 
 
 def check_out(xp, out, shape: tuple, dtype, fn: str, inputs: dict) -> None:
@@ -168,7 +174,7 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     yr = t1 - t2
     t3 -= t1
     t3 -= t2
-    if b is not None:
+    if b is not None and yr.size:
         bshape = (1, -1) + (1,) * p.nsp
         yr += b.real.astype(cdt).reshape(bshape)
         t3 += b.imag.astype(cdt).reshape(bshape)

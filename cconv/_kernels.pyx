@@ -90,14 +90,19 @@ cdef int _check(int rc) except -1:
 def workspace_bytes(str kind, tuple geom, int nthreads, int elsize):
     """Scratch bytes the 'fwd', 'adj' or 'wgrad' kernel needs."""
     cdef cc_geom g
+    cdef int64_t n
     _fill(&g, geom)
     if kind == "fwd":
-        return cc_conv_fwd_workspace(&g, nthreads, elsize)
-    if kind == "adj":
-        return cc_conv_adj_workspace(&g, nthreads, elsize)
-    if kind == "wgrad":
-        return cc_conv_wgrad_workspace(&g, nthreads, elsize)
-    raise ValueError(kind)
+        n = cc_conv_fwd_workspace(&g, nthreads, elsize)
+    elif kind == "adj":
+        n = cc_conv_adj_workspace(&g, nthreads, elsize)
+    elif kind == "wgrad":
+        n = cc_conv_wgrad_workspace(&g, nthreads, elsize)
+    else:
+        raise ValueError(kind)
+    if n < 0:
+        raise ValueError(f"cconv: the C kernels reject the convolution geometry {geom}")
+    return n
 
 
 def conv_fwd(tuple geom, real[::1] x, real[::1] w, real[::1] b, real[::1] y,

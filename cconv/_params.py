@@ -229,6 +229,11 @@ def make_params(
 
     batch, c_in_x = input_shape[0], input_shape[1]
     in_size = input_shape[2:]
+    if batch != 0 and c_in_x != 0 and any(i == 0 for i in in_size):
+        raise ValueError(
+            f"{fn}: input of size {_fmt(input_shape)} has an empty spatial dimension; only zero "
+            f"batch or zero channel inputs are supported"
+        )
     if transposed:
         if weight_shape[0] < 1:
             raise ValueError(
@@ -286,7 +291,8 @@ def make_params(
             (i - 1) * s - pb - pa + d * (k - 1) + op + 1
             for i, s, pb, pa, d, k, op in zip(in_size, stride, pad_before, pad_after, dilation, kernel, output_padding)
         )
-        if any(i < 1 for i in in_size) or any(o < 1 for o in out_size):
+        empty_ok = batch == 0 and all(o >= 0 for o in out_size)
+        if not empty_ok and (any(i < 1 for i in in_size) or any(o < 1 for o in out_size)):
             raise ValueError(
                 f"{fn}: Given input size per channel: {tuple(in_size)}, the calculated output size "
                 f"per channel is {out_size}: output size is too small (input, padding={list(pad_before)}, "

@@ -32,20 +32,21 @@ static inline int omp_get_thread_num(void) { return 0; }
 #undef CC_GEMM
 
 int64_t cc_conv_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_geom_valid(g)) return -1;
     if (cc_shift_applies(g)) return cc_conv_fwd_shift_workspace(g, nthreads, elsize);
     int64_t e = elsize == 4 ? cc_conv_fwd_workspace_elems_f32(g, nthreads)
                             : cc_conv_fwd_workspace_elems_f64(g, nthreads);
-    return e * elsize;
+    return e < 0 ? -1 : e * elsize;
 }
 
 int64_t cc_conv_adj_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     int64_t e = elsize == 4 ? cc_conv_adj_workspace_elems_f32(g, nthreads)
                             : cc_conv_adj_workspace_elems_f64(g, nthreads);
-    return e * elsize;
+    return e < 0 ? -1 : e * elsize;
 }
 
 int64_t cc_conv_wgrad_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     int64_t e = elsize == 4 ? cc_conv_wgrad_workspace_elems_f32(g, nthreads)
                             : cc_conv_wgrad_workspace_elems_f64(g, nthreads);
-    return e * elsize;
+    return e < 0 ? -1 : e * elsize;
 }

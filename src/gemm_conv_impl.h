@@ -87,6 +87,7 @@ static inline void CC_FN(cc_fwd_item_)(const cc_geom *g, const cc_plan *pl,
 }
 
 int64_t CC_FN(cc_conv_fwd_workspace_elems_)(const cc_geom *g, int nthreads) {
+    if (!cc_geom_valid(g)) return -1;
     cc_plan pl;
     cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);
     return pl.ws_per_thread * pl.ws_threads;
@@ -95,6 +96,7 @@ int64_t CC_FN(cc_conv_fwd_workspace_elems_)(const cc_geom *g, int nthreads) {
 int CC_FN(cc_conv_fwd_)(const cc_geom *g, const CC_T *x, const CC_T *w,
                         const CC_T *bias, CC_T *y, void *ws, int64_t ws_bytes,
                         int nthreads) {
+    if (!cc_geom_valid(g)) return CC_ERR_ARG;
     cc_plan pl;
     if (cc_shift_applies(g))
         return CC_FN(cc_conv_fwd_shift_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
@@ -120,7 +122,10 @@ static inline void CC_FN(cc_adj_item_)(const cc_geom *g, const cc_plan *pl,
                                       const CC_T *bias, CC_T *x, CC_T *slab,
                                       int64_t it) {
     const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin;
-    const cc_item d = cc_decode(g, pl, it, pl->cig);
+    /* adjoint items do not include column tiles: those run inside the item */
+    cc_plan q = *pl;
+    q.ntiles = 1;
+    const cc_item d = cc_decode(g, &q, it, pl->cig);
     if (d.nc <= 0 || d.nbi <= 0) return;
     for (int64_t j = 0; j < d.nbi; ++j)
         for (int64_t c = 0; c < d.nc; ++c) {
@@ -165,6 +170,7 @@ static inline void CC_FN(cc_adj_item_)(const cc_geom *g, const cc_plan *pl,
 }
 
 int64_t CC_FN(cc_conv_adj_workspace_elems_)(const cc_geom *g, int nthreads) {
+    if (!cc_geom_valid(g)) return -1;
     cc_plan pl;
     cc_plan_adj(g, nthreads, (int64_t)sizeof(CC_T), &pl);
     return pl.ws_per_thread * pl.ws_threads;
@@ -173,6 +179,7 @@ int64_t CC_FN(cc_conv_adj_workspace_elems_)(const cc_geom *g, int nthreads) {
 int CC_FN(cc_conv_adj_)(const cc_geom *g, const CC_T *y, const CC_T *w,
                         const CC_T *bias, CC_T *x, void *ws, int64_t ws_bytes,
                         int nthreads) {
+    if (!cc_geom_valid(g)) return CC_ERR_ARG;
     cc_plan pl;
     cc_plan_adj(g, nthreads, (int64_t)sizeof(CC_T), &pl);
     if (!CC_FN(cc_ws_ok_)(&pl, 0, ws_bytes)) return CC_ERR_NOMEM;
@@ -229,6 +236,7 @@ static inline int64_t CC_FN(cc_wgrad_extra_)(const cc_geom *g, const cc_plan *pl
 }
 
 int64_t CC_FN(cc_conv_wgrad_workspace_elems_)(const cc_geom *g, int nthreads) {
+    if (!cc_geom_valid(g)) return -1;
     cc_plan pl;
     cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);
     return (pl.ws_per_thread + CC_FN(cc_wgrad_extra_)(g, &pl)) * pl.ws_threads;
@@ -236,6 +244,7 @@ int64_t CC_FN(cc_conv_wgrad_workspace_elems_)(const cc_geom *g, int nthreads) {
 
 int CC_FN(cc_conv_wgrad_)(const cc_geom *g, const CC_T *x, const CC_T *gy,
                           CC_T *gw, void *ws, int64_t ws_bytes, int nthreads) {
+    if (!cc_geom_valid(g)) return CC_ERR_ARG;
     cc_plan pl;
     cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);
     const int64_t wsz = g->c_out * pl.cig * pl.kk;

@@ -55,6 +55,18 @@ static inline int64_t cc_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b
 static inline int64_t cc_min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t cc_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* A geometry the kernels can run: positive groups dividing both channel
+ * counts, non-negative sizes, positive kernel, stride and dilation. */
+static inline int cc_geom_valid(const cc_geom *g) {
+    if (!g || g->batch < 0 || g->groups < 1 || g->c_in < 0 || g->c_out < 0) return 0;
+    if (g->c_in % g->groups || g->c_out % g->groups) return 0;
+    for (int d = 0; d < 3; ++d)
+        if (g->in[d] < 0 || g->out[d] < 0 || g->k[d] < 1 || g->stride[d] < 1 ||
+            g->dil[d] < 1 || g->pad[d] < 0)
+            return 0;
+    return 1;
+}
+
 static inline int cc_is_1x1(const cc_geom *g) {
     for (int d = 0; d < 3; ++d)
         if (g->k[d] != 1 || g->stride[d] != 1 || g->pad[d] != 0 || g->in[d] != g->out[d])
@@ -91,7 +103,7 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
                                 cc_plan *pl) {
     cc_plan_common(g, nthreads, elsize, pl);
     const int64_t K = pl->cig * pl->kk;
-    const int64_t base = pl->nblocks * g->groups;
+    const int64_t base = cc_max64(1, pl->nblocks * g->groups);
     const int64_t P = pl->P > 0 ? pl->P : 1;
     const int64_t want = 2 * (int64_t)pl->nt;
     if (pl->nb > 1) {
@@ -114,7 +126,7 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
         nch = cc_max64(1, cc_min64(cc_ceil_div(want, base * pl->ntiles), pl->cog / 16));
     pl->chunk = pl->cog > 0 ? cc_ceil_div(pl->cog, nch) : 1;
     pl->nchunks = pl->cog > 0 ? cc_ceil_div(pl->cog, pl->chunk) : 1;
-    pl->items = base * pl->ntiles * pl->nchunks;
+    pl->items = pl->nblocks * g->groups * pl->ntiles * pl->nchunks;
     pl->omp = pl->nt > 1 && pl->items >= 2;
     if (pl->omp && pl->items < pl->nt) pl->nt = (int)pl->items;
     if (pl->nb > 1)
@@ -129,7 +141,7 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
 static inline void cc_plan_adj(const cc_geom *g, int nthreads, int64_t elsize,
                                cc_plan *pl) {
     cc_plan_common(g, nthreads, elsize, pl);
-    const int64_t base = pl->nblocks * g->groups;
+    const int64_t base = cc_max64(1, pl->nblocks * g->groups);
     const int64_t want = 2 * (int64_t)pl->nt;
     const int64_t P = pl->P > 0 ? pl->P : 1;
     int64_t nch = 1;
@@ -137,7 +149,7 @@ static inline void cc_plan_adj(const cc_geom *g, int nthreads, int64_t elsize,
         nch = cc_min64(pl->cig, cc_ceil_div(want, base));
     pl->chunk = pl->cig > 0 ? cc_ceil_div(pl->cig, nch) : 1;
     pl->nchunks = pl->cig > 0 ? cc_ceil_div(pl->cig, pl->chunk) : 1;
-    pl->items = base * pl->nchunks;
+    pl->items = pl->nblocks * g->groups * pl->nchunks;
     pl->omp = pl->nt > 1 && pl->items >= 2;
     if (pl->omp && pl->items < pl->nt) pl->nt = (int)pl->items;
     const int64_t rows = pl->chunk * pl->kk;
