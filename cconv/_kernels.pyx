@@ -47,6 +47,9 @@ cdef extern from "cconv.h" nogil:
     int cc_openmp_max_threads()
     void cc_openmp_set_threads(int n)
 
+cdef extern from "shift_plan.h" nogil:
+    int cc_shift_applies(const cc_geom *g)
+
 ctypedef fused real:
     float
     double
@@ -192,3 +195,10 @@ def openmp_max_threads():
 
 def openmp_set_threads(int n):
     cc_openmp_set_threads(n)
+
+
+def shift_applies(tuple geom):
+    """True when the forward of ``geom`` runs as shifted GEMMs (no im2col)."""
+    cdef cc_geom g
+    _fill(&g, geom)
+    return bool(cc_shift_applies(&g))

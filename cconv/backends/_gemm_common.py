@@ -23,8 +23,30 @@ def plain_forward(geom, x, w, b, y) -> None:
     _kernels.conv_fwd(geom, _flat(x), _flat(w), _flat(b), _flat(y), _ws("fwd", geom, nt, y.dtype), nt)
 
 
+def _adjoint_as_forward(geom, y, w, b, x) -> bool:
+    """At stride 1 the adjoint is a forward convolution of y with the
+    weight transposed per group and flipped, padded by d*(k-1) - p before:
+    run it that way when that forward needs no im2col (shift_conv.c)."""
+    batch, groups, c_in, c_out, im, co, k, stride, pad, dil = geom
+    if any(s != 1 for s in stride):
+        return False
+    pad2 = tuple(d * (kk - 1) - p for d, kk, p in zip(dil, k, pad))
+    if any(p < 0 for p in pad2):
+        return False
+    geom2 = (batch, groups, c_out, c_in, co, im, k, stride, pad2, dil)
+    if not _kernels.shift_applies(geom2):
+        return False
+    cog, cig = c_out // groups, c_in // groups
+    w2 = w.reshape((groups, cog, cig) + tuple(k)).transpose(0, 2, 1, 3, 4, 5)
+    w2 = np.ascontiguousarray(w2[:, :, :, ::-1, ::-1, ::-1]).reshape((c_in, cog) + tuple(k))
+    plain_forward(geom2, y, w2, b, x)
+    return True
+
+
 def plain_adjoint(geom, y, w, b, x) -> None:
     """x (plain input side) = conv_adjoint(y, w) + b."""
+    if _adjoint_as_forward(geom, y, w, b, x):
+        return
     nt = get_num_threads()
     _kernels.conv_adj(geom, _flat(y), _flat(w), _flat(b), _flat(x), _ws("adj", geom, nt, x.dtype), nt)
 
