@@ -1,0 +1,80 @@
+"""WINOGRAD_DEPTHWISE_3X3: depthwise 3x3 convolution by Winograd F(2x2,3x3)
+(src/winograd), inference only: float32 compute, NumPy arrays, plain 2-D
+convolutions with groups == C_in == C_out (multiplier 1), kernel 3x3,
+stride 1, dilation 1, padding 0 or 1 before and after each dim (so 'same').
+
+The filter transform runs per call, per channel (16 values from 9); the
+input and output transforms and the products are fused per tile row.  The
+instruction set (scalar, AVX2, AVX-512, NEON) is chosen at import;
+``cconv._winograd.set_isa`` or ``CCONV_SIMD`` force one.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._config import get_num_threads
+from .._dispatch import Backend
+
+try:
+    from .. import _winograd
+except ImportError as e:  # pragma: no cover - a build without the extension
+    raise ImportError(f"cconv._winograd is not built: {e}") from e
+
+BACKEND = Backend.WINOGRAD_DEPTHWISE_3X3
+
+__all__ = ["BACKEND", "supports", "forward", "grad_input", "grad_weight"]
+
+_NAME = "WINOGRAD_DEPTHWISE_3X3"
+
+
+def supports(p, xp, need_backward: bool = False) -> str | None:
+    if xp is not np:
+        return f"{_NAME} runs NumPy arrays on the CPU"
+    if need_backward:
+        return f"{_NAME} is inference only (no backward)"
+    if p.transposed:
+        return f"{_NAME} runs plain convolutions, not transposed ones"
+    if p.dtype is None or np.dtype(p.dtype) != np.float32:
+        name = "unknown" if p.dtype is None else np.dtype(p.dtype).name
+        return f"{_NAME} computes in float32 only, not {name}"
+    if p.nsp != 2:
+        return f"{_NAME} runs 2-D convolutions, not {p.nsp}-D"
+    if not (p.groups == p.c_in == p.c_out and p.c_in >= 1):
+        return (
+            f"{_NAME} runs depthwise convolutions with channel multiplier 1 "
+            f"(groups == C_in == C_out), but groups={p.groups}, C_in={p.c_in}, C_out={p.c_out}"
+        )
+    if tuple(p.kernel) != (3, 3):
+        return f"{_NAME} runs 3x3 kernels, not {'x'.join(map(str, p.kernel))}"
+    if tuple(p.stride) != (1, 1):
+        return f"{_NAME} runs stride 1, not stride={tuple(p.stride)}"
+    if tuple(p.dilation) != (1, 1):
+        return f"{_NAME} runs dilation 1, not dilation={tuple(p.dilation)}"
+    if any(v > 1 for v in p.pad_before) or any(v > 1 for v in p.pad_after):
+        return (
+            f"{_NAME} runs padding 0 or 1 per side, not padding before={tuple(p.pad_before)} "
+            f"after={tuple(p.pad_after)}"
+        )
+    if p.batch > 0 and not _winograd.geom_ok(p.geom()):
+        return f"{_NAME} cannot run the geometry {p.geom()} (sizes out of range)"
+    return None
+
+
+def _flat(a):
+    return None if a is None else a.reshape(-1)
+
+
+def forward(p, x, w, b, out) -> None:
+    if p.batch == 0 or out.size == 0:
+        return
+    _winograd.fwd(p.geom(), _flat(x), _flat(w), _flat(b), _flat(out), get_num_threads())
+
+
+def grad_input(p, gy, w, out) -> None:
+    raise NotImplementedError(
+        f"{_NAME} is inference only: it has no grad_input (use DEPTHWISE or GEMM)")
+
+
+def grad_weight(p, x, gy, out) -> None:
+    raise NotImplementedError(
+        f"{_NAME} is inference only: it has no grad_weight (use DEPTHWISE or GEMM)")
