@@ -18,10 +18,13 @@
  *                   + sum_{e<ne} sum_{t<nt} wr[e][t] * src[e][off[t] + x],
  *          0 <= x < n.  ne or nt may be 0.  Generic: any taps, any stride
  *          (through off), 3-D (entries = (kd, kh) rows), 1-D long kernels.
- *   rk     R output rows of a KxK stride-S, dilation-1 kernel, 1 <= R <= rk_r:
- *          out[r][x] = (acc ? out[r][x] : init)
- *                   + sum_{kh,kw<K} w[kh*K+kw] * src[r*S+kh][(kw%S)*ps + kw/S + x]
- *          (src has (R-1)*S + K rows).  rk[K==5][S==2].
+ *   plane  a KxK, stride-S (S = 1, 2), dilation-1 depthwise conv of one
+ *          2-D input plane into M output planes, output rows [oh0, oh1):
+ *          y[j][oh][ow] = (acc ? y[j][oh][ow] : bias[j])
+ *              + sum_{kh,kw<K} w[j*K*K + kh*K + kw] x[oh*S-ph+kh][ow*S-pw+kw]
+ *          (x == NULL: an all-zero plane).  It copies the input rows it
+ *          needs into the caller's ring of row buffers (dw_plane_<dtype>)
+ *          and runs several output rows per step.  plane[K==5][S==2].
  *   wg     for i < nt: the DW_VMAX-element accumulator vp[i] gets, lane by
  *          lane, partial sums of sum_{x<n} g[x] * tp[i][x] (lanes >= V of the
  *          ISA untouched).  g is read only for x < n.
@@ -41,7 +44,7 @@
  * so that switching instruction sets never needs other buffers. */
 #define DW_VMAX_F32 16
 #define DW_VMAX_F64 8
-/* Most output rows per step of any rk kernel. */
+/* Most output rows per step of any plane kernel. */
 #define DW_RMAX 8
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -53,14 +56,27 @@
 #endif
 
 #define DW_KERNEL_TYPES(T, SFX)                                               \
+    typedef struct dw_plane_##SFX {                                           \
+        const T *x;          /* input plane (IH x IW), or NULL: zeros */     \
+        int64_t IH, IW, ph, pw;                                               \
+        int64_t oh0, oh1, OW; /* output rows to compute, output width */     \
+        int64_t M;           /* output planes */                             \
+        const T *w;          /* M filters of K*K */                          \
+        const T *bias;       /* M values, or NULL */                         \
+        int acc;             /* add to y instead of starting from bias */    \
+        T *y;                /* row 0 of output plane 0 */                   \
+        int64_t ystride;     /* elements from one output plane to the next */\
+        T *ring;             /* span zeroed row buffers of S*J elements */   \
+        int64_t span;        /* power of two >= rows one step reads */       \
+        int64_t J;           /* phase length, >= OW + (K-1)/S + DW_VMAX */   \
+        const T *zrow;       /* S*J zeros */                                 \
+    } dw_plane_##SFX;                                                         \
+    typedef void (*dw_plane_##SFX##_fn)(const dw_plane_##SFX *a);             \
     typedef void (*dw_rows_##SFX##_fn)(int64_t n, int ne,                     \
                                        const T *const *src,                   \
                                        const T *const *wr, int nt,            \
                                        const int64_t *off, T init, int acc,   \
                                        T *out);                               \
-    typedef void (*dw_rk_##SFX##_fn)(int64_t n, int R, const T *const *src,   \
-                                     int64_t ps, const T *w, T init, int acc, \
-                                     T *const *out);                          \
     typedef void (*dw_wg_##SFX##_fn)(int64_t n, const T *g, int nt,           \
                                      const T *const *tp, T *const *vp);       \
     typedef void (*dw_split2_##SFX##_fn)(const T *x, int64_t npairs, T *even, \
@@ -68,9 +84,9 @@
     typedef void (*dw_join2_##SFX##_fn)(const T *even, const T *odd,          \
                                         int64_t npairs, T *out);              \
     typedef struct dw_kern_##SFX {                                            \
-        const int *rk_r; /* output rows per rk step */                       \
+        const int *rk_r; /* output rows per step of the plane kernels */     \
         dw_rows_##SFX##_fn rows;                                              \
-        dw_rk_##SFX##_fn rk[2][2]; /* [K == 5][S == 2] */                     \
+        dw_plane_##SFX##_fn plane[2][2]; /* [K == 5][S == 2] */               \
         dw_wg_##SFX##_fn wg;                                                  \
         dw_split2_##SFX##_fn split2;                                          \
         dw_join2_##SFX##_fn join2;                                            \
@@ -84,18 +100,10 @@ DW_KERNEL_TYPES(double, f64)
     DW_HIDDEN void cc_dw_rows_##SFX##_##ISA(int64_t, int, const T *const *,   \
                                             const T *const *, int,            \
                                             const int64_t *, T, int, T *);    \
-    DW_HIDDEN void cc_dw_k3s1_##SFX##_##ISA(int64_t, int, const T *const *,   \
-                                            int64_t, const T *, T, int,       \
-                                            T *const *);                      \
-    DW_HIDDEN void cc_dw_k3s2_##SFX##_##ISA(int64_t, int, const T *const *,   \
-                                            int64_t, const T *, T, int,       \
-                                            T *const *);                      \
-    DW_HIDDEN void cc_dw_k5s1_##SFX##_##ISA(int64_t, int, const T *const *,   \
-                                            int64_t, const T *, T, int,       \
-                                            T *const *);                      \
-    DW_HIDDEN void cc_dw_k5s2_##SFX##_##ISA(int64_t, int, const T *const *,   \
-                                            int64_t, const T *, T, int,       \
-                                            T *const *);                      \
+    DW_HIDDEN void cc_dw_k3s1_##SFX##_##ISA(const dw_plane_##SFX *);          \
+    DW_HIDDEN void cc_dw_k3s2_##SFX##_##ISA(const dw_plane_##SFX *);          \
+    DW_HIDDEN void cc_dw_k5s1_##SFX##_##ISA(const dw_plane_##SFX *);          \
+    DW_HIDDEN void cc_dw_k5s2_##SFX##_##ISA(const dw_plane_##SFX *);          \
     DW_HIDDEN void cc_dw_wg_##SFX##_##ISA(int64_t, const T *, int,            \
                                           const T *const *, T *const *);      \
     DW_HIDDEN void cc_dw_split2_##SFX##_##ISA(const T *, int64_t, T *, T *);  \

@@ -24,9 +24,8 @@ DW_INLINE __m256i dw_mask_avx2(int64_t c)
 }
 #define VLOADP(p, c) _mm256_maskload_pd((p), dw_mask_avx2(c))
 #define VSTOREP(p, v, c) _mm256_maskstore_pd((p), dw_mask_avx2(c), (v))
-DW_INLINE void dw_split2_avx2(const double *p, __m256d *e, __m256d *o)
+DW_INLINE void dw_split2r_avx2(__m256d a, __m256d b, __m256d *e, __m256d *o)
 {
-    __m256d a = _mm256_loadu_pd(p), b = _mm256_loadu_pd(p + 4);
     *e = _mm256_permute4x64_pd(_mm256_unpacklo_pd(a, b), 0xD8);
     *o = _mm256_permute4x64_pd(_mm256_unpackhi_pd(a, b), 0xD8);
 }
@@ -54,9 +53,8 @@ DW_INLINE __m256i dw_mask_avx2(int64_t c)
 }
 #define VLOADP(p, c) _mm256_maskload_ps((p), dw_mask_avx2(c))
 #define VSTOREP(p, v, c) _mm256_maskstore_ps((p), dw_mask_avx2(c), (v))
-DW_INLINE void dw_split2_avx2(const float *p, __m256 *e, __m256 *o)
+DW_INLINE void dw_split2r_avx2(__m256 a, __m256 b, __m256 *e, __m256 *o)
 {
-    __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
     *e = _mm256_castpd_ps(_mm256_permute4x64_pd(
         _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
     *o = _mm256_castpd_ps(_mm256_permute4x64_pd(
@@ -72,5 +70,5 @@ DW_INLINE void dw_join2_avx2(float *p, __m256 e, __m256 o)
 /* Overlapping unaligned loads beat cross-lane rotations on AVX2 (a full
  * 256-bit alignr needs two shuffles on the one shuffle port). */
 #define VTAP(p, k) VLOADU((p) + (k))
-#define VSPLIT2(p, e, o) dw_split2_avx2((p), (e), (o))
+#define VSPLIT2R(a, b, e, o) dw_split2r_avx2((a), (b), (e), (o))
 #define VJOIN2(p, e, o) dw_join2_avx2((p), (e), (o))

@@ -28,9 +28,8 @@
 #define DW_KMASK(c) ((__mmask8)((1u << (c)) - 1u))
 #define VLOADP(p, c) _mm512_maskz_loadu_pd(DW_KMASK(c), (p))
 #define VSTOREP(p, v, c) _mm512_mask_storeu_pd((p), DW_KMASK(c), (v))
-DW_INLINE void dw_split2_avx512(const double *p, __m512d *e, __m512d *o)
+DW_INLINE void dw_split2r_avx512(__m512d a, __m512d b, __m512d *e, __m512d *o)
 {
-    __m512d a = _mm512_loadu_pd(p), b = _mm512_loadu_pd(p + 8);
     *e = _mm512_permutex2var_pd(a, _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), b);
     *o = _mm512_permutex2var_pd(a, _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15), b);
 }
@@ -55,9 +54,8 @@ DW_INLINE void dw_join2_avx512(double *p, __m512d e, __m512d o)
 #define DW_KMASK(c) ((__mmask16)((1u << (c)) - 1u))
 #define VLOADP(p, c) _mm512_maskz_loadu_ps(DW_KMASK(c), (p))
 #define VSTOREP(p, v, c) _mm512_mask_storeu_ps((p), DW_KMASK(c), (v))
-DW_INLINE void dw_split2_avx512(const float *p, __m512 *e, __m512 *o)
+DW_INLINE void dw_split2r_avx512(__m512 a, __m512 b, __m512 *e, __m512 *o)
 {
-    __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 16);
     *e = _mm512_permutex2var_ps(
         a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
     *o = _mm512_permutex2var_ps(
@@ -107,5 +105,5 @@ DW_INLINE void dw_storep_simde(T *p, VT v, int64_t c)
  * line; still cheaper than valignd, which competes with the FMAs for port 5
  * on Intel cores. */
 #define VTAP(p, k) VLOADU((p) + (k))
-#define VSPLIT2(p, e, o) dw_split2_avx512((p), (e), (o))
+#define VSPLIT2R(a, b, e, o) dw_split2r_avx512((a), (b), (e), (o))
 #define VJOIN2(p, e, o) dw_join2_avx512((p), (e), (o))

@@ -9,7 +9,7 @@
  *   VLOADP(p,c) VSTOREP(p,v,c)   first c lanes (0 < c < V), the rest zero
  *   VTAP(p,k)           the vector at p + k (k a compile-time constant):
  *                       an unaligned load, or a rotation of aligned ones
- *   VSPLIT2(p,&e,&o)    deinterleave 2V elements at p
+ *   VSPLIT2R(a,b,&e,&o) deinterleave the 2V elements of a, b
  *   VJOIN2(p,e,o)       interleave e and o into 2V elements at p
  *   DW_RK_R             output rows per step of the rk kernels
  *   DW_TAIL_OVERLAP     1: a row's last partial vector is computed again as
@@ -25,6 +25,9 @@
 #define DW_CAT4_(a, b, c, d) a##b##_##c##_##d
 #define DW_CAT4(a, b, c, d) DW_CAT4_(a, b, c, d)
 #define DW_FN(name) DW_CAT4(cc_dw_, name, DW_SFX, DW_ISA)
+#define DW_CAT2_(a, b) a##b
+#define DW_CAT2(a, b) DW_CAT2_(a, b)
+#define DW_PLANE_T DW_CAT2(dw_plane_, DW_SFX)
 
 #ifdef DW_F64
 #define DW_VMAX DW_VMAX_F64

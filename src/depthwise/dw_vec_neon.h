@@ -18,11 +18,10 @@
 #define VSTOREU vst1q_f64
 #define VFMA(a, b, c) vfmaq_f64((c), (a), (b))
 #define VADD vaddq_f64
-DW_INLINE void dw_split2_neon(const double *p, float64x2_t *e, float64x2_t *o)
+DW_INLINE void dw_split2r_neon(float64x2_t a, float64x2_t b, float64x2_t *e, float64x2_t *o)
 {
-    float64x2x2_t v = vld2q_f64(p);
-    *e = v.val[0];
-    *o = v.val[1];
+    *e = vuzp1q_f64(a, b);
+    *o = vuzp2q_f64(a, b);
 }
 DW_INLINE void dw_join2_neon(double *p, float64x2_t e, float64x2_t o)
 {
@@ -50,11 +49,10 @@ DW_INLINE float64x2_t dw_tap_neon(const double *p, int k)
 #define VSTOREU vst1q_f32
 #define VFMA(a, b, c) vfmaq_f32((c), (a), (b))
 #define VADD vaddq_f32
-DW_INLINE void dw_split2_neon(const float *p, float32x4_t *e, float32x4_t *o)
+DW_INLINE void dw_split2r_neon(float32x4_t a, float32x4_t b, float32x4_t *e, float32x4_t *o)
 {
-    float32x4x2_t v = vld2q_f32(p);
-    *e = v.val[0];
-    *o = v.val[1];
+    *e = vuzp1q_f32(a, b);
+    *o = vuzp2q_f32(a, b);
 }
 DW_INLINE void dw_join2_neon(float *p, float32x4_t e, float32x4_t o)
 {
@@ -93,5 +91,5 @@ DW_INLINE void dw_storep_neon(T *p, VT v, int64_t c)
  * XNNPACK's NEON dwconv2d-chw kernels do; the compiler merges the repeated
  * loads of p and p + V. */
 #define VTAP(p, k) dw_tap_neon((p) + ((k) / V) * V, (k) % V)
-#define VSPLIT2(p, e, o) dw_split2_neon((p), (e), (o))
+#define VSPLIT2R(a, b, e, o) dw_split2r_neon((a), (b), (e), (o))
 #define VJOIN2(p, e, o) dw_join2_neon((p), (e), (o))
