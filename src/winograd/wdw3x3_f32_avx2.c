@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #define WDW_ISA avx2
+#define WDW_R 4
 #define VT __m256
 #define V 8
 #define VZERO() _mm256_setzero_ps()

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #define WDW_ISA avx512
+#define WDW_R 6
 #define VT __m512
 #define V 16
 #define VZERO() _mm512_setzero_ps()

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #define WDW_ISA neon
+#define WDW_R 4
 #define VT float32x4_t
 #define V 4
 #define VZERO() vdupq_n_f32(0.0f)

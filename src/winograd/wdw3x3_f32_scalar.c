@@ -1,7 +1,9 @@
 /*
  * Depthwise 3x3 Winograd F(2x2,3x3) kernel, float32, scalar: the reference
  * the SIMD versions are checked against (contract in wdw_internal.h).
- * Plain C, one tile at a time, no intrinsics.
+ * Plain C, one tile at a time, no intrinsics, and the transforms exactly as
+ * the formula has them (B^T d B, U .* V, A^T M A), where the SIMD kernels
+ * fold the vertical halves into the filter.
  */
 #include "wdw_internal.h"
 
@@ -51,11 +53,19 @@ static void wdw_row_scalar(int64_t ow, const float *const *h, int64_t hs, const 
     }
 }
 
+/* rr (1 or 2) output rows: one tile row; the second output row (and the
+ * window's fourth row, which only it reads) is dropped when rr == 1. */
+static void wdw_tilerow_scalar(const wdw_plane *p, const float **hp, int rr, float *const *yr)
+{
+    const float *h[4] = {hp[0], hp[1], hp[2], rr == 2 ? hp[3] : p->zrow};
+    wdw_row_scalar(p->OW, h, p->hs, p->u, p->bias, yr[0], rr == 2 ? yr[1] : NULL);
+}
+
 void cc_wdw_plane_f32_scalar(const wdw_plane *p)
 {
 #define HROW(xr, slot) wdw_hrow_scalar((xr), p->IW, p->pw, p->ntw, (slot), p->hs)
-#define ROW(hp, y0, y1) wdw_row_scalar(p->OW, (hp), p->hs, p->u, p->bias, (y0), (y1))
-    WDW_PLANE_LOOP(p, HROW, ROW);
+#define ROW(hp, rr, yr) wdw_tilerow_scalar(p, (hp), (rr), (yr))
+    WDW_PLANE_LOOP(p, 2, HROW, ROW);
 #undef HROW
 #undef ROW
 }

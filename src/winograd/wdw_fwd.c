@@ -1,9 +1,9 @@
 /*
  * cc_wdw_fwd_f32 (winograd.h): the driver.  Work items are (image, channel,
- * block of tile rows); an item transforms its channel's filter, then walks
- * its tile rows with the ISA's plane kernel (which computes each input row's
- * horizontal transform once into a ring of four row slots and runs the row
- * kernel on the window of four rows, zero rows for the padding).
+ * block of output rows); an item transforms its channel's filter, then runs
+ * the ISA's plane kernel on its rows (which computes each input row's
+ * horizontal transform once into a ring of row slots and runs the row
+ * kernel on blocks of output rows, zero rows for the padding).
  */
 #include "wdw_internal.h"
 
@@ -27,6 +27,19 @@ static void *wdw_zalloc(int64_t floats)
     return p;
 }
 
+/* W = g G^T (3x4): the filter transform with its vertical half folded back
+ * (U = G W), wt[4 kh + k]. */
+static void wdw_filter_w(const float *g, float *wt)
+{
+    for (int kh = 0; kh < 3; kh++) {
+        const double a = g[3 * kh], b = g[3 * kh + 1], c = g[3 * kh + 2];
+        wt[4 * kh + 0] = (float)a;
+        wt[4 * kh + 1] = (float)(0.5 * (a + b + c));
+        wt[4 * kh + 2] = (float)(0.5 * (a - b + c));
+        wt[4 * kh + 3] = (float)c;
+    }
+}
+
 /* Work (multiply-adds of the direct form) below which one thread runs. */
 #define WDW_MIN_PARALLEL_WORK ((int64_t)1 << 16)
 
@@ -44,7 +57,7 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
         return CC_ERR_ARG;
     const wdw_isa *isa = cc_wdw_current();
     const int64_t v = *isa->v;
-    const int64_t TH = (OH + 1) / 2, TW = (OW + 1) / 2;
+    const int64_t TW = (OW + 1) / 2;
     const int64_t ntw = wdw_cdiv(TW, v) * v; /* tile columns hrow computes */
     const int64_t hs = ntw;                  /* stride between H_k arrays */
     const int64_t hrow_floats = 4 * hs;
@@ -56,9 +69,11 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
         nt = 1;
     int64_t nblk = 1;
     if (items0 < 4 * nt)
-        nblk = wdw_max(1, wdw_min(wdw_cdiv(4 * nt, items0), TH / 4));
-    const int64_t brows = wdw_cdiv(TH, nblk);
-    nblk = wdw_cdiv(TH, brows);
+        nblk = wdw_max(1, wdw_min(wdw_cdiv(4 * nt, items0), OH / 8));
+    /* even blocks: the scalar kernel pairs rows into tiles from the block
+     * start, so the same rows pair up whatever the thread count */
+    const int64_t brows = 2 * wdw_cdiv(wdw_cdiv(OH, nblk), 2);
+    nblk = wdw_cdiv(OH, brows);
     const int64_t nitems = items0 * nblk;
     if (nt > nitems)
         nt = nitems;
@@ -70,8 +85,8 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
     int err = CC_OK;
 #pragma omp parallel num_threads((int)nt) if (nt > 1)
     {
-        /* four hrow slots */
-        float *ring = (float *)wdw_zalloc(4 * hrow_floats);
+        /* the ring of hrow slots */
+        float *ring = (float *)wdw_zalloc(WDW_RING * hrow_floats);
         if (!ring) {
 #pragma omp atomic write
             err = CC_ERR_NOMEM;
@@ -81,13 +96,14 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
             if (!ring)
                 continue;
             const int64_t b = it % nblk, nc = it / nblk, c = nc % C;
-            const int64_t ty0 = b * brows, ty1 = wdw_min(TH, ty0 + brows);
+            const int64_t oh0 = b * brows, oh1 = wdw_min(OH, oh0 + brows);
             const float *xc = x + nc * IH * IW;
             float *yc = y + nc * OH * OW;
-            float u[16];
+            float u[16], wt[12];
             cc_wdw_filter_f32(w + c * 9, u);
-            const wdw_plane pl = {xc, yc, IH, IW, OH, OW, ph, pw, ty0, ty1, ntw, hs,
-                                  u, bias ? bias[c] : 0.0f, ring, zrow};
+            wdw_filter_w(w + c * 9, wt);
+            const wdw_plane pl = {xc, yc, IH, IW, OH, OW, ph, pw, oh0, oh1, ntw, hs,
+                                  u, wt, bias ? bias[c] : 0.0f, ring, zrow};
             isa->plane(&pl);
         }
         free(ring);
