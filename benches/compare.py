@@ -26,7 +26,8 @@ Reported per case and thread count: median (and min) ms per call, GFLOP/s
 (2 x multiply-adds of the forward; x3 for the backward set: forward,
 grad_input and grad_weight), the fraction of a GEMM ceiling measured in the
 same run, the time ratios cconv/torch and cconv/numpy (below 1: cconv is
-faster), minor page faults per cconv call (getrusage ru_minflt), the backend
+faster), minor page faults per call of cconv and torch (getrusage ru_minflt
+around each call; the first touch of a fresh page costs ~1 us), the backend
 cconv chose, and the relative error of cconv against torch (else NumPy); an error
 above 1e-4 (float32) or 1e-10 (float64) is marked FAIL and makes the exit status 1.
 """
@@ -329,7 +330,7 @@ def machine_line(args):
 
 
 COLS = ["set", "case", "T", "backend", "cconv ms", "torch ms", "numpy ms", "cconv GFLOP/s",
-        "% ceil", "cconv/torch", "cconv/numpy", "faults/call", "err"]
+        "% ceil", "cconv/torch", "cconv/numpy", "faults/call", "torch faults", "err"]
 
 
 def _ms(times):
@@ -399,6 +400,7 @@ def run_cpu(args, cases, sets, failures):
                     "cconv/torch": f"{med['cconv'] / med['torch']:.2f}" if "torch" in med else "-",
                     "cconv/numpy": f"{med['cconv'] / med['numpy']:.2f}" if "numpy" in med else "-",
                     "faults/call": f"{res['cconv'][1]:.0f}",
+                    "torch faults": f"{res['torch'][1]:.0f}" if "torch" in res else "-",
                     "err": f"{err:.1e}" + (" FAIL" if bad else ""),
                 })
                 if bad:
