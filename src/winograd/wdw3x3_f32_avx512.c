@@ -30,20 +30,23 @@
 
 #define WDW_AI static inline __attribute__((always_inline))
 
-WDW_AI __m512 wdw_loadm_avx512(const float *x, int64_t base, int64_t n)
+WDW_AI __mmask16 wdw_lanes_avx512(int64_t base, int64_t n)
 {
-    const int64_t lo = base < 0 ? -base : 0, hi = n - base < 16 ? n - base : 16;
-    if (hi <= lo)
-        return _mm512_setzero_ps();
+    const int64_t lo = base < 0 ? (base < -16 ? 16 : -base) : 0;
+    const int64_t hi = n - base < 0 ? 0 : (n - base > 16 ? 16 : n - base);
+    return hi <= lo ? (__mmask16)0 : (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+WDW_AI __m512 wdw_loadmk_avx512(const float *x, int64_t base, __mmask16 m)
+{
 #ifdef WDW_SIMDE_AVX512 /* SIMDe has no masked load */
     float t[16];
     for (int64_t i = 0; i < 16; i++)
-        t[i] = i >= lo && i < hi ? x[base + i] : 0.0f;
+        t[i] = (m >> i) & 1 ? x[base + i] : 0.0f;
     return _mm512_loadu_ps(t);
 #else
     /* the masked-off lanes are not accessed (and do not fault) */
     const float *p = (const float *)((uintptr_t)x + (uintptr_t)(base * (int64_t)sizeof(float)));
-    const __mmask16 m = (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
     return _mm512_maskz_loadu_ps(m, p);
 #endif
 }
@@ -79,7 +82,9 @@ WDW_AI void wdw_joinn_avx512(float *p, __m512 e, __m512 o, int64_t n)
 #endif
 }
 
-#define VLOADM(x, base, n) wdw_loadm_avx512((x), (base), (n))
+#define VMASKT __mmask16
+#define VMASK(base, n) wdw_lanes_avx512((base), (n))
+#define VLOADMK(x, base, m) wdw_loadmk_avx512((x), (base), (m))
 #define VSPLIT(a, b, e, o) wdw_split_avx512((a), (b), (e), (o))
 #define VJOIN(p, e, o) wdw_join_avx512((p), (e), (o))
 #define VJOINN(p, e, o, n) wdw_joinn_avx512((p), (e), (o), (n))

@@ -22,11 +22,20 @@
 
 #define WDW_AI static inline __attribute__((always_inline))
 
-WDW_AI float32x4_t wdw_loadm_neon(const float *x, int64_t base, int64_t n)
+/* NEON has no masked loads: the lanes inside the row, as a bit set */
+WDW_AI unsigned wdw_lanes_neon(int64_t base, int64_t n)
+{
+    unsigned m = 0;
+    for (int64_t i = 0; i < 4; i++)
+        m |= (base + i >= 0 && base + i < n) ? 1u << i : 0u;
+    return m;
+}
+
+WDW_AI float32x4_t wdw_loadmk_neon(const float *x, int64_t base, unsigned m)
 {
     float t[4];
     for (int64_t i = 0; i < 4; i++)
-        t[i] = base + i >= 0 && base + i < n ? x[base + i] : 0.0f;
+        t[i] = (m >> i) & 1 ? x[base + i] : 0.0f;
     return vld1q_f32(t);
 }
 
@@ -52,7 +61,9 @@ WDW_AI void wdw_joinn_neon(float *p, float32x4_t e, float32x4_t o, int64_t n)
         p[i] = t[i];
 }
 
-#define VLOADM(x, base, n) wdw_loadm_neon((x), (base), (n))
+#define VMASKT unsigned
+#define VMASK(base, n) wdw_lanes_neon((base), (n))
+#define VLOADMK(x, base, m) wdw_loadmk_neon((x), (base), (m))
 #define VSPLIT(a, b, e, o) wdw_split_neon((a), (b), (e), (o))
 #define VJOIN(p, e, o) wdw_join_neon((p), (e), (o))
 #define VJOINN(p, e, o, n) wdw_joinn_neon((p), (e), (o), (n))
