@@ -55,16 +55,19 @@ static void wdw_row_scalar(int64_t ow, const float *const *h, int64_t hs, const 
 
 /* rr (1 or 2) output rows: one tile row; the second output row (and the
  * window's fourth row, which only it reads) is dropped when rr == 1. */
-static void wdw_tilerow_scalar(const wdw_plane *p, const float **hp, int rr, float *const *yr)
+static void wdw_tilerow_scalar(const wdw_plane *p, const float *u, const float **hp, int rr,
+                               float *const *yr)
 {
     const float *h[4] = {hp[0], hp[1], hp[2], rr == 2 ? hp[3] : p->zrow};
-    wdw_row_scalar(p->OW, h, p->hs, p->u, p->bias, yr[0], rr == 2 ? yr[1] : NULL);
+    wdw_row_scalar(p->OW, h, p->hs, u, p->bias, yr[0], rr == 2 ? yr[1] : NULL);
 }
 
 void cc_wdw_plane_f32_scalar(const wdw_plane *p)
 {
+    float u[16];
+    cc_wdw_filter_f32(p->g, u);
 #define HROW(xr, slot) wdw_hrow_scalar((xr), p->IW, p->pw, p->ntw, (slot), p->hs)
-#define ROW(hp, rr, yr) wdw_tilerow_scalar(p, (hp), (rr), (yr))
+#define ROW(hp, rr, yr) wdw_tilerow_scalar(p, u, (hp), (rr), (yr))
     WDW_PLANE_LOOP(p, 2, HROW, ROW);
 #undef HROW
 #undef ROW

@@ -1,7 +1,7 @@
 /*
  * cc_wdw_fwd_f32 (winograd.h): the driver.  Work items are (image, channel,
- * block of output rows); an item transforms its channel's filter, then runs
- * the ISA's plane kernel on its rows (which computes each input row's
+ * block of output rows); an item runs the ISA's plane kernel on its rows
+ * (which transforms the channel's filter, computes each input row's
  * horizontal transform once into a ring of row slots and runs the row
  * kernel on blocks of output rows, zero rows for the padding).
  */
@@ -25,19 +25,6 @@ static void *wdw_zalloc(int64_t floats)
     if (p)
         memset(p, 0, sz);
     return p;
-}
-
-/* W = g G^T (3x4): the filter transform with its vertical half folded back
- * (U = G W), wt[4 kh + k]. */
-static void wdw_filter_w(const float *g, float *wt)
-{
-    for (int kh = 0; kh < 3; kh++) {
-        const double a = g[3 * kh], b = g[3 * kh + 1], c = g[3 * kh + 2];
-        wt[4 * kh + 0] = (float)a;
-        wt[4 * kh + 1] = (float)(0.5 * (a + b + c));
-        wt[4 * kh + 2] = (float)(0.5 * (a - b + c));
-        wt[4 * kh + 3] = (float)c;
-    }
 }
 
 /* Work (multiply-adds of the direct form) below which one thread runs. */
@@ -85,8 +72,11 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
     int err = CC_OK;
 #pragma omp parallel num_threads((int)nt) if (nt > 1)
     {
-        /* the ring of hrow slots */
-        float *ring = (float *)wdw_zalloc(WDW_RING * hrow_floats);
+        /* the ring of hrow slots, then the kernel's scratch */
+        float *ring = (float *)wdw_zalloc(WDW_RING * hrow_floats +
+                                          WDW_SCRATCH / (int64_t)sizeof(float));
+        void *scratch = ring ? (void *)(ring + WDW_RING * hrow_floats) : NULL;
+        int ready = 0;
         if (!ring) {
 #pragma omp atomic write
             err = CC_ERR_NOMEM;
@@ -99,11 +89,9 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
             const int64_t oh0 = b * brows, oh1 = wdw_min(OH, oh0 + brows);
             const float *xc = x + nc * IH * IW;
             float *yc = y + nc * OH * OW;
-            float u[16], wt[12];
-            cc_wdw_filter_f32(w + c * 9, u);
-            wdw_filter_w(w + c * 9, wt);
             const wdw_plane pl = {xc, yc, IH, IW, OH, OW, ph, pw, oh0, oh1, ntw, hs,
-                                  u, wt, bias ? bias[c] : 0.0f, ring, zrow};
+                                  w + c * 9, bias ? bias[c] : 0.0f, ring, zrow,
+                                  scratch, &ready};
             isa->plane(&pl);
         }
         free(ring);

@@ -41,8 +41,8 @@
  *          reads h[i][k*hs + j] for j < round_up(ceil(OW / 2), v) only,
  *          writes only c < OW.
  *
- * Scratch (per thread): ring = WDW_RING slots of 4*hs floats; zrow = 4*hs
- * zeros (shared, read-only).  The SIMD kernels may keep the tiles of a
+ * Scratch (per thread): ring = WDW_RING slots of 4*hs floats, scratch =
+ * WDW_SCRATCH bytes; zrow = 4*hs zeros (shared, read-only).  The SIMD kernels may keep the tiles of a
  * vector in a permuted lane order inside the H arrays (wdw3x3_f32.inc).
  */
 #ifndef CC_WDW_INTERNAL_H
@@ -76,12 +76,18 @@ typedef struct wdw_plane {
     int64_t IH, IW, OH, OW, ph, pw;
     int64_t oh0, oh1; /* output rows */
     int64_t ntw, hs;  /* tile columns hrow computes; stride of the H_k */
-    const float *u;   /* U = G g G^T, 16 floats, u[4i + k] */
-    const float *wt;  /* W = g G^T, 12 floats, wt[4kh + k] */
+    const float *g;   /* the 3x3 filter; each kernel transforms it */
     float bias;
     float *ring;
     const float *zrow;
+    /* per thread, WDW_SCRATCH bytes aligned to 64, for what a kernel derives
+     * from the geometry alone; *ready is 0 on a thread's first item of a
+     * call, and the kernel sets it */
+    void *scratch;
+    int *ready;
 } wdw_plane;
+
+#define WDW_SCRATCH 2048
 
 typedef void (*wdw_plane_fn)(const wdw_plane *p);
 
