@@ -25,9 +25,10 @@
  *          (x == NULL: an all-zero plane).  It copies the input rows it
  *          needs into the caller's ring of row buffers (dw_plane_<dtype>)
  *          and runs several output rows per step.  plane[K==5][S==2].
- *   wg     for i < nt: the DW_VMAX-element accumulator vp[i] gets, lane by
- *          lane, partial sums of sum_{x<n} g[x] * tp[i][x] (lanes >= V of the
- *          ISA untouched).  g is read only for x < n.
+ *   wg     for taps i = e*nt + t (e < ne, t < nt): the DW_VMAX-element
+ *          accumulator vp[i] gets, lane by lane, partial sums of
+ *          sum_{r<nrows} sum_{x<n} g[r][x] * src[r*ne+e][off[t] + x]
+ *          (lanes >= V of the ISA untouched).  g rows are read only for x < n.
  *   split2 even[c] = x[2c], odd[c] = x[2c+1], c < npairs.
  *   join2  out[2c] = even[c], out[2c+1] = odd[c], c < npairs.
  */
@@ -77,8 +78,9 @@
                                        const T *const *wr, int nt,            \
                                        const int64_t *off, T init, int acc,   \
                                        T *out);                               \
-    typedef void (*dw_wg_##SFX##_fn)(int64_t n, const T *g, int nt,           \
-                                     const T *const *tp, T *const *vp);       \
+    typedef void (*dw_wg_##SFX##_fn)(int64_t n, int nrows, const T *const *g, \
+                                     int ne, const T *const *src, int nt,     \
+                                     const int64_t *off, T *const *vp);       \
     typedef void (*dw_split2_##SFX##_fn)(const T *x, int64_t npairs, T *even, \
                                          T *odd);                             \
     typedef void (*dw_join2_##SFX##_fn)(const T *even, const T *odd,          \
@@ -104,8 +106,9 @@ DW_KERNEL_TYPES(double, f64)
     DW_HIDDEN void cc_dw_k3s2_##SFX##_##ISA(const dw_plane_##SFX *);          \
     DW_HIDDEN void cc_dw_k5s1_##SFX##_##ISA(const dw_plane_##SFX *);          \
     DW_HIDDEN void cc_dw_k5s2_##SFX##_##ISA(const dw_plane_##SFX *);          \
-    DW_HIDDEN void cc_dw_wg_##SFX##_##ISA(int64_t, const T *, int,            \
-                                          const T *const *, T *const *);      \
+    DW_HIDDEN void cc_dw_wg_##SFX##_##ISA(int64_t, int, const T *const *, int,\
+                                          const T *const *, int,              \
+                                          const int64_t *, T *const *);       \
     DW_HIDDEN void cc_dw_split2_##SFX##_##ISA(const T *, int64_t, T *, T *);  \
     DW_HIDDEN void cc_dw_join2_##SFX##_##ISA(const T *, const T *, int64_t,   \
                                              T *);                            \
