@@ -348,11 +348,6 @@ def test_env_var_forces_isa(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "CCONV_SIMD" in r.stderr and "RuntimeWarning" in r.stderr
     assert r.stdout.strip().splitlines()[-1] == ISAS[-1]  # falls back to the best
-    for isa in ISAS[1:]:
-        env["CCONV_SIMD"] = isa
-        r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=300)
-        assert r.stdout.strip().splitlines()[-1] == isa, r.stderr
 
 
 # ---- the C test program: native, SIMDe AVX-512, aarch64 under qemu -----------
