@@ -3,7 +3,8 @@
 (src/depthwise/depthwise.h): forward, adjoint (grad_input, or the forward
 of a transposed depthwise convolution) and grad_weight, float32/float64.
 
-Array arguments are flattened, C-contiguous NumPy arrays of one dtype;
+Array arguments are flattened, C-contiguous NumPy arrays of one dtype
+(inputs may be read-only);
 ``geom`` is the tuple ``ConvParams.geom()`` returns (the plain convolution,
 padded to three spatial dims).  Sizes are checked against ``geom`` before
 any kernel runs.  The instruction set is chosen once, at import, from the
@@ -83,7 +84,7 @@ def _prod(t):
     return r
 
 
-cdef int _size(str name, real[::1] a, object n, bint optional=False) except -1:
+cdef int _size(str name, object a, object n, bint optional=False) except -1:
     if a is None:
         if optional:
             return 0
@@ -95,6 +96,10 @@ cdef int _size(str name, real[::1] a, object n, bint optional=False) except -1:
 
 cdef inline void *_p(real[::1] a) noexcept nogil:
     return <void *>&a[0] if a is not None and a.shape[0] > 0 else NULL
+
+
+cdef inline const void *_pc(const real[::1] a) noexcept nogil:
+    return <const void *>&a[0] if a is not None and a.shape[0] > 0 else NULL
 
 
 cdef int _check(int rc) except -1:
@@ -115,7 +120,8 @@ def geom_ok(tuple geom):
     return True
 
 
-def fwd(tuple geom, real[::1] x, real[::1] w, real[::1] b, real[::1] y, int nthreads):
+def fwd(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, real[::1] y,
+        int nthreads):
     """y = conv(x, w) + b (b over c_out; may be None)."""
     cdef cc_geom g
     cdef int rc
@@ -124,19 +130,22 @@ def fwd(tuple geom, real[::1] x, real[::1] w, real[::1] b, real[::1] y, int nthr
     _size("w", w, geom[3] * _prod(geom[6]))
     _size("b", b, geom[3], True)
     _size("y", y, geom[0] * geom[3] * _prod(geom[5]))
-    cdef void *px = _p(x)
-    cdef void *pw = _p(w)
-    cdef void *pb = _p(b)
+    cdef const void *px = _pc(x)
+    cdef const void *pw = _pc(w)
+    cdef const void *pb = _pc(b)
     cdef void *py = _p(y)
     with nogil:
         if real is float:
-            rc = cc_dw_fwd_f32(&g, <float *>px, <float *>pw, <float *>pb, <float *>py, nthreads)
+            rc = cc_dw_fwd_f32(&g, <const float *>px, <const float *>pw, <const float *>pb,
+                               <float *>py, nthreads)
         else:
-            rc = cc_dw_fwd_f64(&g, <double *>px, <double *>pw, <double *>pb, <double *>py, nthreads)
+            rc = cc_dw_fwd_f64(&g, <const double *>px, <const double *>pw, <const double *>pb,
+                               <double *>py, nthreads)
     _check(rc)
 
 
-def adj(tuple geom, real[::1] y, real[::1] w, real[::1] b, real[::1] x, int nthreads):
+def adj(tuple geom, const real[::1] y, const real[::1] w, const real[::1] b, real[::1] x,
+        int nthreads):
     """x = conv_adjoint(y, w) + b (b over c_in; may be None): grad_input, or
     the forward of the transposed convolution."""
     cdef cc_geom g
@@ -146,19 +155,21 @@ def adj(tuple geom, real[::1] y, real[::1] w, real[::1] b, real[::1] x, int nthr
     _size("w", w, geom[3] * _prod(geom[6]))
     _size("b", b, geom[2], True)
     _size("x", x, geom[0] * geom[2] * _prod(geom[4]))
-    cdef void *py = _p(y)
-    cdef void *pw = _p(w)
-    cdef void *pb = _p(b)
+    cdef const void *py = _pc(y)
+    cdef const void *pw = _pc(w)
+    cdef const void *pb = _pc(b)
     cdef void *px = _p(x)
     with nogil:
         if real is float:
-            rc = cc_dw_adj_f32(&g, <float *>py, <float *>pw, <float *>pb, <float *>px, nthreads)
+            rc = cc_dw_adj_f32(&g, <const float *>py, <const float *>pw, <const float *>pb,
+                               <float *>px, nthreads)
         else:
-            rc = cc_dw_adj_f64(&g, <double *>py, <double *>pw, <double *>pb, <double *>px, nthreads)
+            rc = cc_dw_adj_f64(&g, <const double *>py, <const double *>pw, <const double *>pb,
+                               <double *>px, nthreads)
     _check(rc)
 
 
-def wgrad(tuple geom, real[::1] x, real[::1] gy, real[::1] gw, int nthreads):
+def wgrad(tuple geom, const real[::1] x, const real[::1] gy, real[::1] gw, int nthreads):
     """gw = gradient of <gy, conv(x, w)> with respect to w; deterministic
     (the same bits for every call and thread count)."""
     cdef cc_geom g
@@ -167,14 +178,14 @@ def wgrad(tuple geom, real[::1] x, real[::1] gy, real[::1] gw, int nthreads):
     _size("x", x, geom[0] * geom[2] * _prod(geom[4]))
     _size("gy", gy, geom[0] * geom[3] * _prod(geom[5]))
     _size("gw", gw, geom[3] * _prod(geom[6]))
-    cdef void *px = _p(x)
-    cdef void *pgy = _p(gy)
+    cdef const void *px = _pc(x)
+    cdef const void *pgy = _pc(gy)
     cdef void *pgw = _p(gw)
     with nogil:
         if real is float:
-            rc = cc_dw_wgrad_f32(&g, <float *>px, <float *>pgy, <float *>pgw, nthreads)
+            rc = cc_dw_wgrad_f32(&g, <const float *>px, <const float *>pgy, <float *>pgw, nthreads)
         else:
-            rc = cc_dw_wgrad_f64(&g, <double *>px, <double *>pgy, <double *>pgw, nthreads)
+            rc = cc_dw_wgrad_f64(&g, <const double *>px, <const double *>pgy, <double *>pgw, nthreads)
     _check(rc)
 
 

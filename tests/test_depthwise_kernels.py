@@ -457,3 +457,15 @@ def test_backend_public_api(dtype, isa_guard):
         ref_t = ref_adj_c(x, wt, None, (2, 2), (1, 1), in_t, (1, 1), C)
         assert relerr(yt, ref_t) <= tol
     assert cconv.select_backend(x, w, b, groups=C) == Backend.DEPTHWISE
+
+
+def test_read_only_inputs():
+    rng = np.random.default_rng(8)
+    case = Case(2, 3, 2, (9, 7), (3, 3), (2, 1), (1, 1), (1, 1))
+    x, w, b, bi, gy = arrays(case, np.float32, rng)
+    for a in (x, w, b, bi, gy):
+        a.setflags(write=False)
+    y, dx, gw = run_all(case, x, w, b, bi, gy)
+    assert relerr(y, ref_fwd(x, w, b, case.stride, case.pad, case.out, case.dil)) <= 1e-5
+    assert relerr(dx, ref_adj_c(gy, w, bi, case.stride, case.pad, case.in_, case.dil, case.C)) <= 1e-5
+    assert relerr(gw, ref_wgrad(x, gy, case.k, case.stride, case.pad, case.dil)) <= 1e-5
