@@ -1,8 +1,7 @@
 /*
  * Depthwise 3x3 Winograd F(2x2,3x3) kernel, float32, AVX-512F (built with
  * -mavx512f -mfma in its own static library; run only where the CPU reports
- * avx512f): 16 tiles per vector, and the AVX2 layer's 8 for planes of at
- * most 8 tiles per row.  The even/odd split is one in-lane shufps
+ * avx512f): 16 tiles per vector.  The even/odd split is one in-lane shufps
  * per vector, its inverse one unpcklps/unpckhps per output vector.
  * WDW_SIMDE_AVX512 (tests/c only) builds the same code on SIMDe's portable
  * AVX-512, so that it can be checked on CPUs without AVX-512.
@@ -15,15 +14,8 @@
 #endif
 #include <stdint.h>
 
-#include "wdw_vec_avx2.h"
-#define WDW_ISA avx512h
-#define WDW_R 4
-#include "wdw3x3_f32.inc"
-#include "wdw_vec_undef.h"
-
 #define WDW_ISA avx512
 #define WDW_R 6
-#define WDW_HALF avx512h
 #define VT __m512
 #define V 16
 #define VZERO() _mm512_setzero_ps()
@@ -36,9 +28,7 @@
 #define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define VFNMA(a, b, c) _mm512_fnmadd_ps(a, b, c)
 
-#ifndef WDW_AI
 #define WDW_AI static inline __attribute__((always_inline))
-#endif
 
 WDW_AI __mmask16 wdw_lanes_avx512(int64_t base, int64_t n)
 {
