@@ -47,8 +47,11 @@ def lookup(p, xp, need_backward: bool, op: str = "forward"):
 
 
 def record(p, xp, need_backward: bool, op: str, backend) -> None:
+    from . import _dispatch
+
     with _lock:
         _cache[_key(p, xp, need_backward, op)] = backend
+        _dispatch._tuned_any[0] = True
 
 
 def tune(p, xp, need_backward: bool, op: str, run) -> Any:
@@ -89,5 +92,8 @@ def _extra_candidates():
 
 
 def clear() -> None:
+    from . import _dispatch
+
     with _lock:
         _cache.clear()
+        _dispatch._tuned_any[0] = False

@@ -93,23 +93,50 @@ def why_not(b: Backend, p, xp, need_backward: bool = False) -> str | None:
     return mod.supports(p, xp, need_backward)
 
 
+# (p, xp, backend, need_backward) -> (Backend, module): which backend runs a
+# problem depends only on these (a backend's ``supports`` reads nothing
+# else), so the choice is made once per problem.  Bounded; cleared when full.
+_choice: dict[tuple, tuple] = {}
+_CHOICE_MAX = 4096
+
+
 def select(p, xp, backend: Any = None, need_backward: bool = False, op: str = "forward"):
     """(Backend, module) that runs ``p``; ``backend`` forces one."""
+    if backend is None and _tuned_any[0]:
+        from . import _autotune
+
+        tuned = _autotune.lookup(p, xp, need_backward, op)
+        if tuned is not None:
+            return tuned, backend_module(tuned)
+    try:
+        key = (p, xp, backend, bool(need_backward))
+        hit = _choice.get(key)
+    except TypeError:  # an unhashable backend argument: no caching
+        key, hit = None, None
+    if hit is not None:
+        return hit
     if backend is not None:
         b = as_backend(backend)
         reason = why_not(b, p, xp, need_backward)
         if reason is not None:
             raise ValueError(f"backend={b.value!r} cannot run this convolution: {reason}")
-        return b, backend_module(b)
-    from . import _autotune
+        hit = (b, backend_module(b))
+    else:
+        for b in BACKEND_ORDER:
+            if why_not(b, p, xp, need_backward) is None:
+                hit = (b, backend_module(b))
+                break
+        else:  # pragma: no cover - GEMM/GEMM_TRANSPOSE take every problem
+            raise ValueError("cconv: no backend can run this convolution")
+    if key is not None:
+        if len(_choice) >= _CHOICE_MAX:
+            _choice.clear()
+        _choice[key] = hit
+    return hit
 
-    tuned = _autotune.lookup(p, xp, need_backward, op)
-    if tuned is not None:
-        return tuned, backend_module(tuned)
-    for b in BACKEND_ORDER:
-        if why_not(b, p, xp, need_backward) is None:
-            return b, backend_module(b)
-    raise ValueError("cconv: no backend can run this convolution")  # pragma: no cover
+
+# set by _autotune when its cache holds an entry (saves a lookup per call)
+_tuned_any = [False]
 
 
 def simd_level() -> str:

@@ -183,6 +183,56 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     return y
 
 
+class _NoKey(Exception):
+    pass
+
+
+def _hk(v):
+    """``v`` itself when it is an exact int, str or tuple of exact ints (so a
+    cache key cannot confuse True with 1 or a list with a tuple)."""
+    t = type(v)
+    if t is int or t is str:
+        return v
+    if t is tuple:
+        for e in v:
+            if type(e) is not int:
+                raise _NoKey
+        return v
+    raise _NoKey
+
+
+# The checked parameters of recent calls: (fn, shapes, dtypes, arguments) ->
+# (ConvParams, unbatched).  make_params is a pure function of the key, so a
+# hit skips only work whose outcome is known; calls that raise never enter.
+_plans: dict[tuple, tuple] = {}
+_PLANS_MAX = 1024
+
+
+def _plan(fn, nsp, input, weight, bias, stride, padding, dilation, groups, transposed, output_padding):
+    """(ConvParams of the batched problem, unbatched) after every check."""
+    dt = check_dtypes(fn, input=input, weight=weight, bias=bias)
+    unbatched = False
+    if nsp is not None:
+        if weight.ndim != nsp + 2:
+            raise ValueError(
+                f"{fn}: expected a {nsp + 2}-dimensional weight (out_channels, in_channels/groups, "
+                f"*kernel_size), but got weight of size {list(weight.shape)}"
+            )
+        if input.ndim == nsp + 1:
+            unbatched = True
+        elif input.ndim != nsp + 2:
+            raise ValueError(
+                f"Expected {nsp + 1}D (unbatched) or {nsp + 2}D (batched) input to {fn}, but got "
+                f"input of size: {list(input.shape)}"
+            )
+    shape = (1,) + tuple(input.shape) if unbatched else input.shape
+    p = make_params(
+        shape, weight.shape, None if bias is None else bias.shape,
+        stride, padding, dilation, transposed, output_padding, groups, fn, dt,
+    )
+    return p, unbatched
+
+
 def _conv_entry(
     fn: str,
     nsp: int | None,
@@ -198,33 +248,35 @@ def _conv_entry(
     out,
     backend,
 ):
-    xp = get_xp(input=input, weight=weight, bias=bias, out=out)
-    input = as_array(xp, "input", input, fn)
-    weight = as_array(xp, "weight", weight, fn)
-    bias = as_array(xp, "bias", bias, fn)
-    dt = check_dtypes(fn, input=input, weight=weight, bias=bias)
-    unbatched = False
-    if nsp is not None:
-        if weight.ndim != nsp + 2:
-            raise ValueError(
-                f"{fn}: expected a {nsp + 2}-dimensional weight (out_channels, in_channels/groups, "
-                f"*kernel_size), but got weight of size {list(weight.shape)}"
-            )
-        if input.ndim == nsp + 1:
-            unbatched = True
-            input = input[None]
-        elif input.ndim != nsp + 2:
-            raise ValueError(
-                f"Expected {nsp + 1}D (unbatched) or {nsp + 2}D (batched) input to {fn}, but got "
-                f"input of size: {list(input.shape)}"
-            )
-    p = make_params(
-        input.shape, weight.shape, None if bias is None else bias.shape,
-        stride, padding, dilation, transposed, output_padding, groups, fn, dt,
-    )
+    nd = np.ndarray
+    if type(input) is nd and type(weight) is nd and (bias is None or type(bias) is nd):
+        xp = np if out is None or type(out) is nd else get_xp(input=input, weight=weight, bias=bias, out=out)
+    else:
+        xp = get_xp(input=input, weight=weight, bias=bias, out=out)
+        input = as_array(xp, "input", input, fn)
+        weight = as_array(xp, "weight", weight, fn)
+        bias = as_array(xp, "bias", bias, fn)
+        if input is None or weight is None:
+            raise TypeError(f"{fn}: input and weight must be arrays")
+    try:
+        key = (fn, xp, input.shape, input.dtype, weight.shape, weight.dtype,
+               None if bias is None else (bias.shape, bias.dtype), _hk(stride), _hk(padding),
+               _hk(dilation), _hk(groups), transposed, _hk(output_padding))
+        plan = _plans.get(key)
+    except (_NoKey, TypeError):
+        key, plan = None, None
+    if plan is None:
+        plan = _plan(fn, nsp, input, weight, bias, stride, padding, dilation, groups, transposed, output_padding)
+        if key is not None:
+            if len(_plans) >= _PLANS_MAX:
+                _plans.clear()
+            _plans[key] = plan
+    p, unbatched = plan
+    if unbatched:
+        input = input[None]
     if out is not None:
         res_shape = p.output_shape[1:] if unbatched else p.output_shape
-        check_out(xp, out, res_shape, dt, fn, {"input": input, "weight": weight, "bias": bias})
+        check_out(xp, out, res_shape, p.dtype, fn, {"input": input, "weight": weight, "bias": bias})
         target = out[None] if unbatched else out
         forward_any(p, xp, input, weight, bias, target, backend)
         return out

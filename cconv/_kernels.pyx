@@ -47,6 +47,13 @@ cdef extern from "cconv.h" nogil:
     int cc_openmp_max_threads()
     void cc_openmp_set_threads(int n)
 
+    int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize)
+    int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize)
+    int cc_conv_fwd_igemm_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
+                              float *y, void *ws, int64_t ws_bytes, int nthreads)
+    int cc_conv_fwd_igemm_f64(const cc_geom *g, const double *x, const double *w, const double *bias,
+                              double *y, void *ws, int64_t ws_bytes, int nthreads)
+
 cdef extern from "shift_plan.h" nogil:
     int cc_shift_applies(const cc_geom *g)
 
@@ -128,6 +135,33 @@ def conv_fwd(tuple geom, real[::1] x, real[::1] w, real[::1] b, real[::1] y,
     _check(rc)
 
 
+def igemm_workspace_bytes(tuple geom, int nthreads, int elsize):
+    """Scratch bytes of the implicit-GEMM forward, or -1 when it cannot run."""
+    cdef cc_geom g
+    _fill(&g, geom)
+    return cc_conv_fwd_igemm_workspace(&g, nthreads, elsize)
+
+
+def conv_fwd_igemm(tuple geom, real[::1] x, real[::1] w, real[::1] b, real[::1] y,
+                   unsigned char[::1] ws, int nthreads):
+    """y = conv(x, w) + b by the implicit GEMM (src/igemm); b may be None."""
+    cdef cc_geom g
+    cdef int rc
+    _fill(&g, geom)
+    cdef void *px = _p(x)
+    cdef void *pw = _p(w)
+    cdef void *pb = _p(b)
+    cdef void *py = _p(y)
+    cdef void *pws = _pw(ws)
+    cdef int64_t nws = ws.shape[0] if ws is not None else 0
+    with nogil:
+        if real is float:
+            rc = cc_conv_fwd_igemm_f32(&g, <float *>px, <float *>pw, <float *>pb, <float *>py, pws, nws, nthreads)
+        else:
+            rc = cc_conv_fwd_igemm_f64(&g, <double *>px, <double *>pw, <double *>pb, <double *>py, pws, nws, nthreads)
+    _check(rc)
+
+
 def conv_adj(tuple geom, real[::1] y, real[::1] w, real[::1] b, real[::1] x,
              unsigned char[::1] ws, int nthreads):
     """x = conv_adjoint(y, w) + b (transposed forward / grad_input)."""
@@ -195,6 +229,20 @@ def openmp_max_threads():
 
 def openmp_set_threads(int n):
     cc_openmp_set_threads(n)
+
+
+_FWD_METHODS = ("gemm", "im2col", "shift", "igemm")
+
+
+def fwd_method(tuple geom, int nthreads, int elsize):
+    """How conv_fwd computes ``geom``: 'gemm' (1x1, no copy), 'im2col',
+    'shift' (GEMM per tap over a band) or 'igemm' (implicit GEMM)."""
+    cdef cc_geom g
+    _fill(&g, geom)
+    cdef int m = cc_conv_fwd_method(&g, nthreads, elsize)
+    if m < 0:
+        raise ValueError(f"cconv: the C kernels reject the convolution geometry {geom}")
+    return _FWD_METHODS[m]
 
 
 def shift_applies(tuple geom):

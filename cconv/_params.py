@@ -7,6 +7,8 @@ offending argument, the way PyTorch's ``_convolution`` and
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 import operator
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -103,14 +105,18 @@ class ConvParams:
         return self.groups >= 2 and self.groups == cin
 
     def with_dtype(self, dtype) -> "ConvParams":
-        d = dict(self.__dict__)
-        d["dtype"] = np.dtype(dtype)
-        return ConvParams(**d)
+        dtype = np.dtype(dtype)
+        if self.dtype == dtype:
+            return self
+        memo = self.__dict__.get("_as_dtype")  # the last conversion, kept on the instance
+        if memo is not None and memo[0] == dtype:
+            return memo[1]
+        res = dataclasses.replace(self, dtype=dtype)
+        self.__dict__["_as_dtype"] = (dtype, res)
+        return res
 
     def with_batch(self, batch: int) -> "ConvParams":
-        d = dict(self.__dict__)
-        d["batch"] = int(batch)
-        return ConvParams(**d)
+        return dataclasses.replace(self, batch=int(batch))
 
     def flops(self) -> int:
         """Multiply-adds x 2 of the direct convolution."""
@@ -121,6 +127,11 @@ class ConvParams:
 
     def geom(self) -> tuple:
         """The plain-convolution geometry of src/cconv.h, padded to 3-D."""
+        return self._geom
+
+    @functools.cached_property
+    def _geom(self) -> tuple:
+        # computed once per instance (the instance __dict__ is not a field)
         lead = 3 - self.nsp
 
         def pad3(t, fill):

@@ -99,6 +99,25 @@ int cc_conv_wgrad_f64(const cc_geom *g, const double *x, const double *gy,
 /* ---- reductions (src/bias_grad.c) ---------------------------------------
  * gb[c] = sum_{n, p} gy[n, c, p] for gy of shape (batch, channels, spatial);
  * accumulated in double (float32) or with pairwise blocks (float64). */
+/* Implicit-GEMM forward (src/igemm): no im2col matrix, the gather happens
+ * while packing B from a padded band of input rows.  Workspace in bytes,
+ * -1 when the geometry is invalid or the need exceeds CC_WORKSPACE_CAP. */
+int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize);
+int cc_conv_fwd_igemm_f32(const cc_geom *g, const float *x, const float *w,
+                          const float *bias, float *y, void *ws, int64_t ws_bytes,
+                          int nthreads);
+int cc_conv_fwd_igemm_f64(const cc_geom *g, const double *x, const double *w,
+                          const double *bias, double *y, void *ws, int64_t ws_bytes,
+                          int nthreads);
+
+/* How cc_conv_fwd_* computes g with nthreads threads and elements of elsize
+ * bytes (the workspace query and the call agree on it). */
+#define CC_FWD_GEMM 0   /* 1x1, stride 1, unpadded: one GEMM per image, no copy */
+#define CC_FWD_IM2COL 1 /* im2col tiles + GEMM */
+#define CC_FWD_SHIFT 2  /* stride 1: one GEMM per tap over a padded band */
+#define CC_FWD_IGEMM 3  /* implicit GEMM (src/igemm) */
+int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize);
+
 void cc_bias_grad_f32(int64_t batch, int64_t channels, int64_t spatial,
                       const float *gy, float *gb, int nthreads);
 void cc_bias_grad_f64(int64_t batch, int64_t channels, int64_t spatial,

@@ -31,9 +31,20 @@ static inline int omp_get_thread_num(void) { return 0; }
 #undef CC_SFX
 #undef CC_GEMM
 
+int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_geom_valid(g)) return -1;
+    if (cc_is_1x1(g)) return CC_FWD_GEMM;
+    /* the implicit GEMM wherever its packed weight fits the workspace cap */
+    if (cc_conv_fwd_igemm_workspace(g, nthreads, elsize) >= 0) return CC_FWD_IGEMM;
+    if (cc_shift_applies(g)) return CC_FWD_SHIFT;
+    return CC_FWD_IM2COL;
+}
+
 int64_t cc_conv_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_geom_valid(g)) return -1;
-    if (cc_shift_applies(g)) return cc_conv_fwd_shift_workspace(g, nthreads, elsize);
+    const int m = cc_conv_fwd_method(g, nthreads, elsize);
+    if (m == CC_FWD_IGEMM) return cc_conv_fwd_igemm_workspace(g, nthreads, elsize);
+    if (m == CC_FWD_SHIFT) return cc_conv_fwd_shift_workspace(g, nthreads, elsize);
     int64_t e = elsize == 4 ? cc_conv_fwd_workspace_elems_f32(g, nthreads)
                             : cc_conv_fwd_workspace_elems_f64(g, nthreads);
     return e < 0 ? -1 : e * elsize;

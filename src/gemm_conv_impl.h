@@ -98,7 +98,10 @@ int CC_FN(cc_conv_fwd_)(const cc_geom *g, const CC_T *x, const CC_T *w,
                         int nthreads) {
     if (!cc_geom_valid(g)) return CC_ERR_ARG;
     cc_plan pl;
-    if (cc_shift_applies(g))
+    const int m = cc_conv_fwd_method(g, nthreads, (int64_t)sizeof(CC_T));
+    if (m == CC_FWD_IGEMM)
+        return CC_FN(cc_conv_fwd_igemm_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
+    if (m == CC_FWD_SHIFT)
         return CC_FN(cc_conv_fwd_shift_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
     cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);
     if (!CC_FN(cc_ws_ok_)(&pl, 0, ws_bytes)) return CC_ERR_NOMEM;

@@ -114,6 +114,12 @@ _ALL = [
     # grouped / dilated 2-D
     Case("resnext_32x4d", 8, 128, 128, (56, 56), (3, 3), padding=1, groups=32,
          note="ResNeXt-50 32x4d stage-1 grouped 3x3"),
+    Case("resnext_28_s2", 8, 256, 256, (56, 56), (3, 3), stride=2, padding=1, groups=32,
+         note="ResNeXt-50 32x4d stage-2 first block, grouped 3x3 s2 (8 ch/group)"),
+    Case("resnext_28", 8, 256, 256, (28, 28), (3, 3), padding=1, groups=32,
+         note="ResNeXt-50 32x4d stage-2 grouped 3x3 (8 ch/group)"),
+    Case("resnext_14", 8, 512, 512, (14, 14), (3, 3), padding=1, groups=32,
+         note="ResNeXt-50 32x4d stage-3 grouped 3x3 (16 ch/group)"),
     Case("deeplab_dilated", 1, 256, 256, (33, 33), (3, 3), padding=2, dilation=2,
          note="DeepLab atrous 3x3 d=2"),
     # depthwise 2-D, MobileNetV2
@@ -147,7 +153,7 @@ CASES = {c.name: c for c in _ALL}
 # groupings used by the asv classes
 FAMILIES = {
     "conv2d": ["resnet50_3x3", "resnet50_1x1", "resnet50_3x3_s2", "resnet50_stem",
-               "resnext_32x4d", "deeplab_dilated"],
+               "resnext_32x4d", "resnext_28_s2", "resnext_28", "resnext_14", "deeplab_dilated"],
     "depthwise": ["mbv2_dw_s1_b1", "mbv2_dw_s1_b8", "mbv2_dw_s2_b1", "mbv2_dw_s2_b8"],
     "transposed": ["dcgan_tconv", "unet_tconv"],
     "conv1d": ["wav2vec_conv1d", "tcn_dilated_conv1d", "conformer_dw_conv1d"],

@@ -26,7 +26,8 @@ def plain_forward(geom, x, w, b, y) -> None:
 def _adjoint_as_forward(geom, y, w, b, x) -> bool:
     """At stride 1 the adjoint is a forward convolution of y with the
     weight transposed per group and flipped, padded by d*(k-1) - p before:
-    run it that way when that forward needs no im2col (shift_conv.c)."""
+    run it that way when that forward needs no im2col (the implicit GEMM of
+    src/igemm or the shifted GEMMs of shift_conv.c)."""
     batch, groups, c_in, c_out, im, co, k, stride, pad, dil = geom
     if any(s != 1 for s in stride):
         return False
@@ -34,7 +35,7 @@ def _adjoint_as_forward(geom, y, w, b, x) -> bool:
     if any(p < 0 for p in pad2):
         return False
     geom2 = (batch, groups, c_out, c_in, co, im, k, stride, pad2, dil)
-    if not _kernels.shift_applies(geom2):
+    if _kernels.fwd_method(geom2, get_num_threads(), y.dtype.itemsize) not in ("igemm", "shift"):
         return False
     cog, cig = c_out // groups, c_in // groups
     w2 = w.reshape((groups, cog, cig) + tuple(k)).transpose(0, 2, 1, 3, 4, 5)

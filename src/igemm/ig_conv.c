@@ -1,0 +1,41 @@
+/* Implicit-GEMM forward convolution, float32 and float64 (ig_conv_impl.h),
+ * and the rule for when it runs. */
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#else
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
+
+#include "cconv.h"
+#include "igemm.h"
+#include "ig_plan.h"
+
+#define IG_T float
+#define IG_SFX f32
+#define IG_KERN cc_ig_kern_f32
+#include "ig_conv_impl.h"
+#undef IG_T
+#undef IG_SFX
+#undef IG_KERN
+
+#define IG_T double
+#define IG_SFX f64
+#define IG_KERN cc_ig_kern_f64
+#include "ig_conv_impl.h"
+#undef IG_T
+#undef IG_SFX
+#undef IG_KERN
+
+int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return -1;
+    if (g->batch == 0 || g->c_in == 0 || g->c_out == 0 || g->out[0] * g->out[1] * g->out[2] == 0)
+        return 0;
+    ig_plan p;
+    if (elsize == 4)
+        ig_plan_make(g, nthreads, 4, cc_ig_kern_f32()->mr, cc_ig_kern_f32()->nr, &p);
+    else
+        ig_plan_make(g, nthreads, 8, cc_ig_kern_f64()->mr, cc_ig_kern_f64()->nr, &p);
+    const int64_t b = ig_plan_bytes(&p, elsize);
+    return b > CC_WORKSPACE_CAP ? -1 : b;
+}

@@ -1,0 +1,195 @@
+/*
+ * Implicit-GEMM forward body, included by ig_conv.c with IG_T (element),
+ * IG_SFX (f32/f64) and IG_KERN (the micro-kernel table getter) defined.
+ * See igemm.h for the method and ig_plan.h for the work split.
+ */
+#define IG_CAT2(a, b) a##b
+#define IG_CAT(a, b) IG_CAT2(a, b)
+#define IG_FN(name) IG_CAT(name, IG_SFX)
+
+/* n elements; constant-count loops for the usual NR so they vectorise */
+static inline void IG_FN(ig_copy_)(IG_T *restrict d, const IG_T *restrict s, int n) {
+    switch (n) {
+    case 24: for (int j = 0; j < 24; ++j) d[j] = s[j]; break;
+    case 12: for (int j = 0; j < 12; ++j) d[j] = s[j]; break;
+    case 48: for (int j = 0; j < 48; ++j) d[j] = s[j]; break;
+    default: for (int j = 0; j < n; ++j) d[j] = s[j]; break;
+    }
+}
+
+/* The zero-padded input band of a tile (ig_plan.h). */
+static void IG_FN(ig_band_)(const cc_geom *g, const ig_plan *p, const IG_T *xg, int64_t od,
+                            int64_t oh0, int64_t ow0, int64_t Rr, int64_t Wtt, IG_T *band) {
+    const int64_t D = g->in[0], H = g->in[1], W = g->in[2];
+    const int64_t sh = g->stride[1], sw = g->stride[2];
+    const int64_t rin = (Rr - 1) * sh + (g->k[1] - 1) * g->dil[1] + 1;
+    const int64_t win = (Wtt - 1) * sw + (g->k[2] - 1) * g->dil[2] + 1;
+    const int64_t ih0 = oh0 * sh - g->pad[1], iw0 = ow0 * sw - g->pad[2];
+    const int64_t ca = iw0 < 0 ? cc_min64(-iw0, win) : 0; /* first copied column */
+    const int64_t cb = cc_max64(ca, cc_min64(win, W - iw0)); /* one past the last */
+    for (int64_t ci = 0; ci < p->cig; ++ci)
+        for (int64_t td = 0; td < g->k[0]; ++td) {
+            const int64_t id = od * g->stride[0] - g->pad[0] + td * g->dil[0];
+            for (int64_t rr = 0; rr < rin; ++rr) {
+                IG_T *dst = band + ci * p->CS + (td * p->rows_in + rr) * p->Wb;
+                const int64_t ih = ih0 + rr;
+                if (id < 0 || id >= D || ih < 0 || ih >= H || ca >= cb) {
+                    memset(dst, 0, (size_t)(sw == 1 ? win : p->Wb) * sizeof(IG_T));
+                    continue;
+                }
+                const IG_T *src = xg + ((ci * D + id) * H + ih) * W + iw0;
+                if (sw == 1) {
+                    if (ca > 0) memset(dst, 0, (size_t)ca * sizeof(IG_T));
+                    memcpy(dst + ca, src + ca, (size_t)(cb - ca) * sizeof(IG_T));
+                    if (cb < win) memset(dst + cb, 0, (size_t)(win - cb) * sizeof(IG_T));
+                } else {
+                    for (int64_t ph = 0; ph < sw; ++ph) {
+                        IG_T *d = dst + ph * p->Wph;
+                        for (int64_t j = 0, c = ph; c < win; ++j, c += sw)
+                            d[j] = (c >= ca && c < cb) ? src[c] : (IG_T)0;
+                    }
+                }
+            }
+        }
+}
+
+static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, const IG_T *ap,
+                            const int64_t *koff, const IG_T *bias, IG_T *y, IG_T *band,
+                            IG_T *bp, IG_T *tile, int64_t *poff, int64_t it) {
+    const int mr = p->mr, nr = p->nr;
+    const int64_t Do = g->out[0], Ho = g->out[1], Wo = g->out[2];
+    const int64_t plane = Do * Ho * Wo;
+    int64_t r = it;
+    const int64_t ch = r % p->nchunks; r /= p->nchunks;
+    const int64_t tw = r % p->nw; r /= p->nw;
+    const int64_t th = r % p->nh; r /= p->nh;
+    const int64_t od = r % Do; r /= Do;
+    const int64_t gi = r % g->groups;
+    const int64_t n = r / g->groups;
+    const int64_t oh0 = th * p->R, Rr = cc_min64(p->R, Ho - oh0);
+    const int64_t ow0 = tw * p->Wt, Wtt = cc_min64(p->Wt, Wo - ow0);
+    const int64_t npos = Rr * Wtt;
+    const int64_t pan0 = ch * p->chunk, npan = cc_min64(p->chunk, p->mpan - pan0);
+    if (npan <= 0 || npos <= 0) return;
+
+    IG_FN(ig_band_)(g, p, x + (n * g->c_in + gi * p->cig) * g->in[0] * g->in[1] * g->in[2], od,
+                    oh0, ow0, Rr, Wtt, band);
+    for (int64_t q = 0; q < npos; ++q)
+        poff[q] = (q / Wtt) * g->stride[1] * p->Wb + (q % Wtt);
+
+    /* a tile's positions are consecutive outputs: whole rows, or part of one */
+    IG_T *ybase = y + ((n * g->c_out + gi * p->cog) * Do + od) * Ho * Wo + oh0 * Wo + ow0;
+    const int64_t nqp = cc_ceil_div(npos, nr);
+    for (int64_t pc = 0; pc < p->K; pc += p->kc) {
+        const int64_t kcc = cc_min64(p->kc, p->K - pc);
+        const int first = pc == 0;
+        /* B block: kcc x npos, NR positions per micro-panel */
+        for (int64_t jp = 0; jp < nqp; ++jp) {
+            const int64_t q0 = jp * nr, nq = cc_min64(nr, npos - q0);
+            IG_T *dst = bp + jp * kcc * nr;
+            const int64_t *pq = poff + q0;
+            if (nq == nr && pq[nr - 1] - pq[0] == nr - 1) {
+                const IG_T *src = band + pq[0];
+                for (int64_t k = 0; k < kcc; ++k) IG_FN(ig_copy_)(dst + k * nr, src + koff[pc + k], nr);
+            } else {
+                for (int64_t k = 0; k < kcc; ++k) {
+                    const IG_T *src = band + koff[pc + k];
+                    IG_T *d = dst + k * nr;
+                    int64_t j = 0;
+                    for (; j < nq; ++j) d[j] = src[pq[j]];
+                    for (; j < nr; ++j) d[j] = 0;
+                }
+            }
+        }
+        for (int64_t jp = 0; jp < nqp; ++jp) {
+            const int64_t q0 = jp * nr, nq = cc_min64(nr, npos - q0);
+            const IG_T *bpan = bp + jp * kcc * nr;
+            for (int64_t ip = 0; ip < npan; ++ip) {
+                const int64_t co = (pan0 + ip) * mr, nm = cc_min64(mr, p->cog - co);
+                const IG_T *apan = ap + ((gi * p->mpan + pan0 + ip) * p->K + pc) * mr;
+                IG_T *c = ybase + co * plane + q0;
+                const IG_T *brow = bias ? bias + gi * p->cog + co : NULL;
+                if (nm == mr && nq == nr) {
+                    IG_KERN()->ukr(kcc, apan, bpan, c, plane, first, brow);
+                } else {
+                    IG_KERN()->ukr(kcc, apan, bpan, tile, nr, 1, NULL);
+                    for (int64_t i = 0; i < nm; ++i)
+                        for (int64_t j = 0; j < nq; ++j) {
+                            const IG_T prev = first ? (brow ? brow[i] : (IG_T)0) : c[i * plane + j];
+                            c[i * plane + j] = prev + tile[i * nr + j];
+                        }
+                }
+            }
+        }
+    }
+}
+
+int IG_FN(cc_conv_fwd_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *w, const IG_T *bias,
+                               IG_T *y, void *ws, int64_t ws_bytes, int nthreads) {
+    if (!cc_geom_valid(g)) return CC_ERR_ARG;
+    if (g->batch == 0 || g->c_out == 0 || g->out[0] * g->out[1] * g->out[2] == 0) return CC_OK;
+    if (g->c_in == 0) { /* nothing to sum: the bias alone */
+        const int64_t plane = g->out[0] * g->out[1] * g->out[2];
+        for (int64_t i = 0; i < g->batch * g->c_out; ++i)
+            for (int64_t q = 0; q < plane; ++q) y[i * plane + q] = bias ? bias[i % g->c_out] : (IG_T)0;
+        return CC_OK;
+    }
+    const int es = (int)sizeof(IG_T);
+    ig_plan p;
+    ig_plan_make(g, nthreads, es, IG_KERN()->mr, IG_KERN()->nr, &p);
+    if (ig_plan_bytes(&p, es) > ws_bytes || ws == NULL) return CC_ERR_NOMEM;
+    /* carve the workspace (64-byte aligned pieces) */
+    uintptr_t at = ((uintptr_t)ws + 63) & ~(uintptr_t)63;
+    IG_T *ap = (IG_T *)at;
+    at += (uintptr_t)ig_round_up(p.ap_elems * es, 64);
+    int64_t *koff = (int64_t *)at;
+    at += (uintptr_t)ig_round_up(p.K * 8, 64);
+    IG_T *slabs = (IG_T *)at;
+    at += (uintptr_t)(p.nt * p.per_thread * es);
+    int64_t *poffs = (int64_t *)at;
+    const int64_t al = 64 / es;
+    const int64_t band_sz = ig_round_up(p.band_elems, al), bp_sz = ig_round_up(p.bp_elems, al);
+    const int64_t poff_sz = ig_round_up(p.npos * 8, 64) / 8;
+
+    const int64_t kk = p.kk, kw = g->k[2], khw = g->k[1] * g->k[2];
+    for (int64_t k = 0; k < p.K; ++k) {
+        const int64_t ci = k / kk, t = k % kk;
+        const int64_t td = t / khw, th = (t % khw) / kw, tw = t % kw;
+        const int64_t cw = tw * g->dil[2]; /* band column of the tap at output column 0 */
+        koff[k] = ci * p.CS + (td * p.rows_in + th * g->dil[1]) * p.Wb +
+                  (cw % g->stride[2]) * p.Wph + cw / g->stride[2];
+    }
+    const int64_t npanels = g->groups * p.mpan;
+    const int mr = p.mr;
+#pragma omp parallel num_threads(p.nt)
+    {
+        /* the weight, packed once: MR rows per panel, k-major, zero rows past cog */
+#pragma omp for schedule(static)
+        for (int64_t pi = 0; pi < npanels; ++pi) {
+            const int64_t gi = pi / p.mpan, ip = pi % p.mpan;
+            IG_T *dst = ap + pi * p.K * mr;
+            for (int i = 0; i < mr; ++i) {
+                const int64_t co = ip * mr + i;
+                if (co < p.cog) {
+                    const IG_T *src = w + (gi * p.cog + co) * p.K;
+                    for (int64_t k = 0; k < p.K; ++k) dst[k * mr + i] = src[k];
+                } else {
+                    for (int64_t k = 0; k < p.K; ++k) dst[k * mr + i] = 0;
+                }
+            }
+        }
+        const int tid = omp_get_thread_num();
+        IG_T *band = slabs + (int64_t)tid * p.per_thread;
+        IG_T *bp = band + band_sz;
+        IG_T *tile = bp + bp_sz;
+        int64_t *poff = poffs + (int64_t)tid * poff_sz;
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t it = 0; it < p.items; ++it)
+            IG_FN(ig_item_)(g, &p, x, ap, koff, bias, y, band, bp, tile, poff, it);
+    }
+    return CC_OK;
+}
+
+#undef IG_FN
+#undef IG_CAT
+#undef IG_CAT2

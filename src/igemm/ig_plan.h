@@ -1,0 +1,115 @@
+/* Work split of the implicit-GEMM forward (ig_conv_impl.h).
+ *
+ * A work item is (image, group, output depth, tile of output positions,
+ * chunk of output channels).  A tile is either R whole output rows or a
+ * piece of one row (R = 1, Wt < Wo), so its positions are contiguous in the
+ * output plane and a micro-tile of NR positions is NR consecutive outputs.
+ * The band holds, per input channel and depth tap, the (R-1)*sh + exth + 1
+ * input rows x (Wt-1)*sw + extw + 1 columns the tile reads, zero padded:
+ * the packing reads it without bounds checks.  With a column stride sw the
+ * columns of a band row are stored by phase (column c at (c % sw) * Wph +
+ * c / sw), so a row of outputs reads consecutive band elements for every
+ * tap, whatever the stride. */
+#ifndef CC_IG_PLAN_H
+#define CC_IG_PLAN_H
+
+#include "cconv.h"
+#include "gemm_plan.h"
+
+#define IG_TILE_POS 512                  /* output positions per tile, target */
+#define IG_BAND_BYTES ((int64_t)1 << 20) /* band buffer cap, per thread */
+#define IG_KC_BYTES ((int64_t)24 << 10)  /* a packed B micro-panel (kc x NR), in L1 */
+
+typedef struct ig_plan {
+    int nt, mr, nr;
+    int64_t cig, cog, kk, K;
+    int64_t R, Wt, nh, nw;      /* tile rows / columns, tiles along H and W */
+    int64_t rows_in, Wb, CS;    /* band: rows and row pitch per depth tap, channel stride */
+    int64_t Wph;                /* columns per phase: a band row is sw phases of Wph */
+    int64_t band_elems;
+    int64_t npos;               /* positions per tile (R * Wt) */
+    int64_t kc;                 /* K block */
+    int64_t mpan;               /* MR panels per group (ceil(cog / mr)) */
+    int64_t chunk, nchunks;     /* MR panels per item, items along channels */
+    int64_t items;
+    int64_t ap_elems;           /* packed weight, all groups */
+    int64_t bp_elems;           /* packed B block, per thread */
+    int64_t per_thread;         /* elements per thread: band + B block + tile */
+} ig_plan;
+
+static inline int64_t ig_round_up(int64_t a, int64_t b) { return cc_ceil_div(a, b) * b; }
+
+static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
+                                ig_plan *p) {
+    const int64_t Ho = g->out[1], Wo = g->out[2];
+    const int64_t exth = (g->k[1] - 1) * g->dil[1], extw = (g->k[2] - 1) * g->dil[2];
+    const int64_t sh = g->stride[1], sw = g->stride[2], kd = g->k[0];
+    p->nt = nthreads < 1 ? 1 : nthreads;
+    p->mr = mr;
+    p->nr = nr;
+    p->cig = g->c_in / g->groups;
+    p->cog = g->c_out / g->groups;
+    p->kk = g->k[0] * g->k[1] * g->k[2];
+    p->K = p->cig * p->kk;
+    const int64_t outer = g->batch * g->groups * g->out[0];
+    /* tiles: whole rows when a row is short, else pieces of one row */
+    int64_t R, Wt;
+    if (Wo >= IG_TILE_POS) {
+        R = 1;
+        Wt = cc_ceil_div(Wo, cc_ceil_div(Wo, IG_TILE_POS));
+    } else {
+        Wt = Wo;
+        const int64_t nh = cc_max64(1, cc_ceil_div(Ho * Wo, IG_TILE_POS));
+        R = cc_ceil_div(Ho, nh);
+    }
+    /* enough items for the threads: fewer rows, then narrower pieces */
+    const int64_t want = 2 * (int64_t)p->nt;
+    while (p->nt > 1 && outer * cc_ceil_div(Ho, R) * cc_ceil_div(Wo, Wt) < want) {
+        if (R > 1) R = cc_ceil_div(R, 2);
+        else if (Wt > 2 * (int64_t)nr) Wt = cc_ceil_div(Wt, 2);
+        else break;
+    }
+    /* the band within its cap */
+    for (;;) {
+        const int64_t rin = (R - 1) * sh + exth + 1, win = (Wt - 1) * sw + extw + 1;
+        if (p->cig * kd * rin * win * elsize <= IG_BAND_BYTES) break;
+        if (R > 1) R = cc_ceil_div(R, 2);
+        else if (Wt > (int64_t)nr) Wt = cc_ceil_div(Wt, 2);
+        else break;
+    }
+    p->R = R;
+    p->Wt = Wt;
+    p->nh = cc_ceil_div(Ho, R);
+    p->nw = cc_ceil_div(Wo, Wt);
+    p->rows_in = (R - 1) * sh + exth + 1;
+    p->Wph = cc_ceil_div((Wt - 1) * sw + extw + 1, sw);
+    p->Wb = p->Wph * sw;
+    p->CS = kd * p->rows_in * p->Wb;
+    p->band_elems = p->cig * p->CS;
+    p->npos = R * Wt;
+    p->kc = cc_max64(16, cc_min64(p->K, IG_KC_BYTES / (elsize * nr)));
+    p->mpan = cc_ceil_div(p->cog, mr);
+    /* split channels only when the tiles alone leave threads idle */
+    const int64_t base = outer * p->nh * p->nw;
+    int64_t nch = 1;
+    if (p->nt > 1 && base < want)
+        nch = cc_max64(1, cc_min64(cc_ceil_div(want, base), p->mpan / 4));
+    p->chunk = cc_ceil_div(p->mpan, nch);
+    p->nchunks = cc_ceil_div(p->mpan, p->chunk);
+    p->items = base * p->nchunks;
+    if (p->items < p->nt) p->nt = (int)cc_max64(1, p->items);
+    p->ap_elems = g->groups * p->mpan * mr * p->K;
+    p->bp_elems = p->kc * ig_round_up(p->npos, nr);
+    /* band + B block + one MR x NR tile, each rounded to 64 bytes */
+    const int64_t al = 64 / elsize;
+    p->per_thread = ig_round_up(p->band_elems, al) + ig_round_up(p->bp_elems, al) +
+                    ig_round_up((int64_t)mr * nr, al);
+}
+
+/* Bytes of workspace: packed weight + tap offsets (int64) + per-thread buffers. */
+static inline int64_t ig_plan_bytes(const ig_plan *p, int64_t elsize) {
+    return ig_round_up(p->ap_elems * elsize, 64) + ig_round_up(p->K * 8, 64) +
+           (int64_t)p->nt * (p->per_thread * elsize + ig_round_up(p->npos * 8, 64)) + 64;
+}
+
+#endif

@@ -1,0 +1,8 @@
+/* Implicit-GEMM micro-kernel, f32, neon (AArch64 baseline). */
+#define DW_ISA neon
+#include "dw_vec_neon.h"
+#include "igemm.h"
+#define IG_MR IG_MR_NEON
+#define IG_NV IG_NV_NEON
+#define IG_NAME cc_ig_ukr_f32_neon
+#include "ig_ukr.inc"

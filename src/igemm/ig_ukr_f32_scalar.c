@@ -1,0 +1,5 @@
+/* Implicit-GEMM micro-kernel, f32, scalar reference (baseline flags). */
+#include "igemm.h"
+#define IG_T float
+#define IG_NAME cc_ig_ukr_f32_scalar
+#include "ig_ukr_scalar.inc"

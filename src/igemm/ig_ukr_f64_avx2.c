@@ -1,0 +1,9 @@
+/* Implicit-GEMM micro-kernel, f64, avx2 (-mavx2 -mfma). */
+#define DW_F64
+#define DW_ISA avx2
+#include "dw_vec_avx2.h"
+#include "igemm.h"
+#define IG_MR IG_MR_AVX2
+#define IG_NV IG_NV_AVX2
+#define IG_NAME cc_ig_ukr_f64_avx2
+#include "ig_ukr.inc"

@@ -1,0 +1,9 @@
+/* Implicit-GEMM micro-kernel, f64, avx512 (-mavx512f -mfma). */
+#define DW_F64
+#define DW_ISA avx512
+#include "dw_vec_avx512.h"
+#include "igemm.h"
+#define IG_MR IG_MR_AVX512
+#define IG_NV IG_NV_AVX512
+#define IG_NAME cc_ig_ukr_f64_avx512
+#include "ig_ukr.inc"

@@ -1,0 +1,9 @@
+/* Implicit-GEMM micro-kernel, f64, neon (AArch64 baseline). */
+#define DW_F64
+#define DW_ISA neon
+#include "dw_vec_neon.h"
+#include "igemm.h"
+#define IG_MR IG_MR_NEON
+#define IG_NV IG_NV_NEON
+#define IG_NAME cc_ig_ukr_f64_neon
+#include "ig_ukr.inc"

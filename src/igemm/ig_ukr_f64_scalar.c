@@ -1,0 +1,5 @@
+/* Implicit-GEMM micro-kernel, f64, scalar reference (baseline flags). */
+#include "igemm.h"
+#define IG_T double
+#define IG_NAME cc_ig_ukr_f64_scalar
+#include "ig_ukr_scalar.inc"

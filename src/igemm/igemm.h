@@ -1,0 +1,66 @@
+/*
+ * Implicit-GEMM convolution (forward): the im2col matrix is never formed.
+ * Input rows are copied once per work item into a padded band, B panels are
+ * packed straight from the band (the im2col gather happens inside packing),
+ * the weight is packed once per call, and a register-blocked micro-kernel
+ * (MR output channels x NR output positions) accumulates into the output.
+ *
+ * Internal header: the micro-kernel types and the per-ISA tables.  The ISA
+ * follows the depthwise dispatcher's choice (cc_dw_isa(), CCONV_SIMD), so
+ * there is one instruction-set decision for the whole library.
+ */
+#ifndef CC_IGEMM_H
+#define CC_IGEMM_H
+
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define IG_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define IG_HIDDEN
+#endif
+
+/* c[i][j] (i < MR rows of stride ldc, j < NR) = sum_k a[k][i] * b[k][j],
+ * then, when first != 0, c = acc + (bias ? bias[i] : 0), else c += acc.
+ * a: kc x MR packed (MR per k), b: kc x NR packed (NR per k). */
+typedef void (*ig_ukr_f32)(int64_t kc, const float *a, const float *b, float *c,
+                           int64_t ldc, int first, const float *bias);
+typedef void (*ig_ukr_f64)(int64_t kc, const double *a, const double *b, double *c,
+                           int64_t ldc, int first, const double *bias);
+
+typedef struct ig_kern_f32 {
+    int mr, nr;
+    ig_ukr_f32 ukr;
+} ig_kern_f32;
+
+typedef struct ig_kern_f64 {
+    int mr, nr;
+    ig_ukr_f64 ukr;
+} ig_kern_f64;
+
+/* The kernels of the current instruction set. */
+IG_HIDDEN const ig_kern_f32 *cc_ig_kern_f32(void);
+IG_HIDDEN const ig_kern_f64 *cc_ig_kern_f64(void);
+
+#define IG_DECL(ISA)                                                                   \
+    IG_HIDDEN void cc_ig_ukr_f32_##ISA(int64_t, const float *, const float *, float *,  \
+                                       int64_t, int, const float *);                   \
+    IG_HIDDEN void cc_ig_ukr_f64_##ISA(int64_t, const double *, const double *,         \
+                                       double *, int64_t, int, const double *);
+IG_DECL(scalar)
+IG_DECL(avx2)
+IG_DECL(avx512)
+IG_DECL(neon)
+#undef IG_DECL
+
+/* Register blocks per instruction set (MR rows x NV vectors of V lanes). */
+#define IG_MR_SCALAR 4
+#define IG_NR_SCALAR 4
+#define IG_MR_AVX2 4
+#define IG_NV_AVX2 3
+#define IG_MR_AVX512 8
+#define IG_NV_AVX512 3
+#define IG_MR_NEON 8
+#define IG_NV_NEON 3
+
+#endif

@@ -1,0 +1,142 @@
+/*
+ * Checks the implicit-GEMM micro-kernels (src/igemm) of every instruction
+ * set this build has against a naive double-precision product written here
+ * and against the scalar kernel: random depths kc (including 1 and odd
+ * values), ldc wider than the tile, first/accumulate, with and without a
+ * bias, float32 and float64.
+ *
+ *   ig_check [iterations] [seed]     exit status 0 when all pass
+ *
+ * Built by tests/test_igemm.py (native, AVX-512 on SIMDe, aarch64 under qemu).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "igemm.h"
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static int64_t ri(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
+static double ru(void) { return (double)(rnd() >> 11) / 9007199254740992.0 * 2.0 - 1.0; }
+
+typedef struct {
+    const char *name;
+    int mr, nr;
+    ig_ukr_f32 f32;
+    ig_ukr_f64 f64;
+} isa_t;
+
+static const isa_t isas[] = {
+    {"scalar", IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukr_f64_scalar},
+#if defined(IG_CHECK_X86)
+    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL},
+    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2},
+    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, NULL},
+    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 8, NULL, cc_ig_ukr_f64_avx512},
+#endif
+#if defined(__aarch64__)
+    {"neon", IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, NULL},
+    {"neon", IG_MR_NEON, IG_NV_NEON * 2, NULL, cc_ig_ukr_f64_neon},
+#endif
+};
+
+/* can this CPU run the kernel (AVX-512 on SIMDe runs anywhere) */
+static int runnable(const isa_t *isa)
+{
+#if defined(IG_CHECK_X86)
+    __builtin_cpu_init();
+    if (strcmp(isa->name, "avx2") == 0)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#if !defined(DW_SIMDE_AVX512)
+    if (strcmp(isa->name, "avx512") == 0) return __builtin_cpu_supports("avx512f");
+#else
+    if (strcmp(isa->name, "avx512") == 0)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+#endif
+    (void)isa;
+    return 1;
+}
+
+static int check(const isa_t *isa, int f64, int64_t kc, int64_t ldc, int first, int with_bias)
+{
+    const int mr = isa->mr, nr = isa->nr;
+    double *a = malloc(sizeof(double) * (size_t)(kc * mr)), *b = malloc(sizeof(double) * (size_t)(kc * nr));
+    double *c0 = malloc(sizeof(double) * (size_t)(mr * ldc)), *bias = malloc(sizeof(double) * (size_t)mr);
+    double *ref = malloc(sizeof(double) * (size_t)(mr * ldc));
+    void *ct = malloc(8 * (size_t)(mr * ldc)), *at = malloc(8 * (size_t)(kc * mr)), *bt = malloc(8 * (size_t)(kc * nr));
+    void *biast = malloc(8 * (size_t)mr);
+    if (!a || !b || !c0 || !bias || !ref || !ct || !at || !bt || !biast) { fprintf(stderr, "out of memory\n"); exit(2); }
+    for (int64_t i = 0; i < kc * mr; i++) a[i] = ru();
+    for (int64_t i = 0; i < kc * nr; i++) b[i] = ru();
+    for (int64_t i = 0; i < mr * ldc; i++) c0[i] = ru();
+    for (int i = 0; i < mr; i++) bias[i] = ru();
+    /* round the inputs to the kernel's precision so both sides see the same numbers */
+    for (int64_t i = 0; i < kc * mr; i++) { if (f64) ((double *)at)[i] = a[i]; else { ((float *)at)[i] = (float)a[i]; a[i] = ((float *)at)[i]; } }
+    for (int64_t i = 0; i < kc * nr; i++) { if (f64) ((double *)bt)[i] = b[i]; else { ((float *)bt)[i] = (float)b[i]; b[i] = ((float *)bt)[i]; } }
+    for (int64_t i = 0; i < mr * ldc; i++) { if (f64) ((double *)ct)[i] = c0[i]; else { ((float *)ct)[i] = (float)c0[i]; c0[i] = ((float *)ct)[i]; } }
+    for (int i = 0; i < mr; i++) { if (f64) ((double *)biast)[i] = bias[i]; else { ((float *)biast)[i] = (float)bias[i]; bias[i] = ((float *)biast)[i]; } }
+    double scale = 0;
+    for (int i = 0; i < mr; i++)
+        for (int64_t j = 0; j < ldc; j++) {
+            double v = c0[i * ldc + j];
+            if (j < nr) {
+                double s = 0;
+                for (int64_t k = 0; k < kc; k++) s += a[k * mr + i] * b[k * nr + j];
+                v = first ? s + (with_bias ? bias[i] : 0.0) : v + s;
+            }
+            ref[i * ldc + j] = v;
+            if (fabs(v) > scale) scale = fabs(v);
+        }
+    if (f64)
+        isa->f64(kc, at, bt, ct, ldc, first, with_bias ? biast : NULL);
+    else
+        isa->f32(kc, at, bt, ct, ldc, first, with_bias ? biast : NULL);
+    double worst = 0;
+    for (int64_t i = 0; i < mr * ldc; i++) {
+        double got = f64 ? ((double *)ct)[i] : ((float *)ct)[i];
+        double e = fabs(got - ref[i]);
+        if (i % ldc >= nr && got != ref[i]) e = INFINITY; /* outside the tile: untouched */
+        if (e > worst) worst = e;
+    }
+    const double tol = (f64 ? 1e-14 : 2e-6) * (double)(kc + 1) * (scale + 1);
+    int bad = !(worst <= tol);
+    if (bad)
+        printf("FAIL %s %s kc=%lld ldc=%lld first=%d bias=%d err=%g tol=%g\n", isa->name,
+               f64 ? "f64" : "f32", (long long)kc, (long long)ldc, first, with_bias, worst, tol);
+    free(a); free(b); free(c0); free(bias); free(ref); free(ct); free(at); free(bt); free(biast);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    int iters = argc > 1 ? atoi(argv[1]) : 200;
+    if (argc > 2) rng_state += (uint64_t)atoll(argv[2]) * 0x2545F4914F6CDD1Dull;
+    const int n = (int)(sizeof(isas) / sizeof(isas[0]));
+    printf("isas:");
+    for (int i = 0; i < n; i++)
+        if (runnable(&isas[i]) && (i == 0 || strcmp(isas[i].name, isas[i - 1].name) != 0))
+            printf(" %s", isas[i].name);
+    printf("\n");
+    int failures = 0, checks = 0;
+    for (int it = 0; it < iters; it++)
+        for (int i = 0; i < n; i++)
+            for (int f64 = 0; f64 < 2; f64++) {
+                if ((f64 ? !isas[i].f64 : !isas[i].f32) || !runnable(&isas[i])) continue;
+                const int64_t kc = it < 4 ? it + 1 : ri(1, 300);
+                const int64_t ldc = isas[i].nr + ri(0, 3) * ri(0, 40);
+                failures += check(&isas[i], f64, kc, ldc, (int)ri(0, 1), (int)ri(0, 1));
+                checks++;
+            }
+    printf("%d checks, %d failures\n", checks, failures);
+    return failures != 0;
+}

@@ -1,0 +1,192 @@
+"""The implicit-GEMM forward (src/igemm, ``_kernels.conv_fwd_igemm``).
+
+Every instruction set this CPU runs is forced in turn (the kernel follows
+``cconv._depthwise.set_isa``, the library's one ISA switch) and the result is
+checked against the float64 NumPy reference of tests/reference.py on random
+geometries: 1-D/2-D/3-D, strides 1-3 (the band's column phases), padding,
+dilation, groups, bias, tiles narrower than a row and wider than the
+micro-kernel, 1 and 2 threads, float32 and float64.  The micro-kernels of
+every ISA (AVX-512 on SIMDe, NEON under qemu-aarch64) are checked from C by
+tests/c/ig_check.c against a naive product and the scalar kernel.
+"""
+from __future__ import annotations
+
+import contextlib
+import pathlib
+import shutil
+import subprocess
+import zlib
+
+import numpy as np
+import pytest
+
+from cconv import _depthwise, _kernels
+from cconv._params import make_params
+
+from reference import ref_conv
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CDIR = ROOT / "tests" / "c"
+ISAS = _depthwise.available_isas()
+TOL = {np.float32: 2e-6, np.float64: 1e-13}
+
+
+@contextlib.contextmanager
+def isa(name):
+    prev = _depthwise.isa()
+    _depthwise.set_isa(name)
+    try:
+        yield
+    finally:
+        _depthwise.set_isa(prev)
+
+
+def run_igemm(x, w, b, stride, padding, dilation, groups, nthreads):
+    p = make_params(x.shape, w.shape, None if b is None else b.shape, stride, padding, dilation,
+                    False, 0, groups, "test", x.dtype)
+    g = p.geom()
+    nb = _kernels.igemm_workspace_bytes(g, nthreads, x.itemsize)
+    assert nb >= 0
+    ws = np.empty(max(nb, 1), np.uint8)
+    y = np.full(p.output_shape, np.nan, x.dtype)  # every element must be written
+    _kernels.conv_fwd_igemm(g, x.reshape(-1), w.reshape(-1), b, y.reshape(-1), ws, nthreads)
+    return y
+
+
+def random_case(rng, nsp):
+    groups = int(rng.choice([1, 1, 2, 3]))
+    cig, cog = int(rng.integers(1, 7)), int(rng.integers(1, 14))
+    k = tuple(int(v) for v in rng.integers(1, 4 if nsp > 1 else 6, nsp))
+    s = tuple(int(v) for v in rng.integers(1, 4, nsp))
+    d = tuple(int(v) for v in rng.integers(1, 3, nsp))
+    pad = tuple(int(v) for v in rng.integers(0, 3, nsp))
+    hi = {1: 90, 2: 40, 3: 9}[nsp]
+    size = tuple(max(int(v), (kk - 1) * dd + 1 - 2 * pp)
+                 for v, kk, dd, pp in zip(rng.integers(1, hi, nsp), k, d, pad))
+    n = int(rng.integers(1, 4))
+    return n, groups, cig, cog, size, k, s, d, pad
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+def test_igemm_random(name, dtype, nsp):
+    rng = np.random.default_rng(zlib.crc32(f"{name} {nsp} {np.dtype(dtype).name}".encode()))
+    with isa(name):
+        for _ in range(25):
+            n, groups, cig, cog, size, k, s, d, pad = random_case(rng, nsp)
+            x = rng.standard_normal((n, cig * groups) + size).astype(dtype)
+            w = rng.standard_normal((cog * groups, cig) + k).astype(dtype)
+            b = rng.standard_normal(cog * groups).astype(dtype) if rng.random() < 0.6 else None
+            ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
+                           None if b is None else b.astype(np.float64),
+                           stride=s, pad_before=pad, dilation=d, groups=groups)
+            for nt in (1, 2):
+                y = run_igemm(x, w, b, s, pad, d, groups, nt)
+                err = np.abs(y - ref).max() / max(np.abs(ref).max(), 1e-30)
+                assert err <= TOL[dtype], (name, x.shape, w.shape, s, pad, d, groups, nt, err)
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("shape", [
+    # (x shape, w shape, stride, padding, dilation, groups): tiles of pieces of
+    # long rows, many channel panels, a deep K (several K blocks), stride 2
+    ((1, 3, 1, 1500), (5, 3, 1, 7), 1, (0, 3), 1, 1),
+    ((2, 40, 9, 700), (9, 40, 3, 3), (1, 2), 1, (1, 2), 1),
+    ((1, 300, 6, 6), (13, 300, 3, 3), 1, 1, 1, 1),
+    ((3, 16, 30, 31), (16, 4, 3, 3), 2, 1, 1, 4),
+    ((1, 8, 5, 5, 5), (7, 8, 3, 3, 3), 1, 1, 1, 1),
+])
+def test_igemm_shapes(name, shape):
+    xs, ws, s, pad, d, groups = shape
+    rng = np.random.default_rng(7)
+    for dtype in (np.float32, np.float64):
+        x = rng.standard_normal(xs).astype(dtype)
+        w = rng.standard_normal(ws).astype(dtype)
+        b = rng.standard_normal(ws[0]).astype(dtype)
+        ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                       stride=s, pad_before=pad, dilation=d, groups=groups)
+        with isa(name):
+            for nt in (1, 2):
+                y = run_igemm(x, w, b, s, pad, d, groups, nt)
+                err = np.abs(y - ref).max() / np.abs(ref).max()
+                assert err <= 5 * TOL[dtype], (name, xs, nt, err)
+
+
+def test_igemm_is_the_forward_of_kxk_and_strided_convs():
+    g3 = make_params((2, 16, 20, 20), (8, 16, 3, 3), None, 1, 1, 1, False, 0, 1, "t").geom()
+    g1 = make_params((2, 16, 20, 20), (8, 16, 1, 1), None, 1, 0, 1, False, 0, 1, "t").geom()
+    g1s = make_params((2, 16, 20, 20), (8, 16, 1, 1), None, 2, 0, 1, False, 0, 1, "t").geom()
+    assert _kernels.fwd_method(g3, 2, 4) == "igemm"
+    assert _kernels.fwd_method(g1, 2, 4) == "gemm"
+    assert _kernels.fwd_method(g1s, 2, 8) == "igemm"
+
+
+def test_igemm_repeatable():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 24, 17, 19)).astype(np.float32)
+    w = rng.standard_normal((20, 24, 3, 3)).astype(np.float32)
+    y1 = run_igemm(x, w, None, 1, 1, 1, 1, 1)
+    y2 = run_igemm(x, w, None, 1, 1, 1, 1, 2)
+    assert np.array_equal(y1, y2)  # the same arithmetic whatever the thread count
+
+
+def test_igemm_rejects_small_workspace():
+    g = make_params((1, 4, 8, 8), (4, 4, 3, 3), None, 1, 1, 1, False, 0, 1, "t").geom()
+    x = np.zeros(256, np.float32)
+    w = np.zeros(144, np.float32)
+    y = np.zeros(256, np.float32)
+    with pytest.raises(MemoryError):
+        _kernels.conv_fwd_igemm(g, x, w, None, y, np.empty(16, np.uint8), 1)
+
+
+# ---- the C micro-kernel check: native, AVX-512 on SIMDe, NEON under qemu ------
+
+def _build(mode, out):
+    r = subprocess.run(["sh", str(CDIR / "build_ig_check.sh"), mode, str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"building ig_check ({mode}) failed:\n{r.stdout}\n{r.stderr}"
+
+
+def _run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{r.stdout}\n{r.stderr[-4000:]}"
+    assert " 0 failures" in r.stdout, r.stdout
+    return r.stdout
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler (gcc)")
+def test_c_native(tmp_path):
+    exe = tmp_path / "ig_check"
+    _build("native", exe)
+    out = _run([str(exe), "200", "1"])
+    for name in ISAS:
+        if name != "avx512" or "avx512" in ISAS:
+            assert name in out.splitlines()[0]
+
+
+@pytest.mark.skipif(not pathlib.Path("/usr/include/simde/x86/avx512.h").exists() or "avx2" not in ISAS,
+                    reason="SIMDe headers (Debian: libsimde-dev) and an AVX2 CPU needed")
+def test_c_avx512_on_simde(tmp_path):
+    exe = tmp_path / "ig_check_simde"
+    _build("simde", exe)
+    out = _run([str(exe), "100", "2"])
+    assert "avx512" in out.splitlines()[0]
+
+
+def _neon_missing():
+    if shutil.which("aarch64-linux-gnu-gcc") is None:
+        return "cross compiler aarch64-linux-gnu-gcc absent (Debian: gcc-aarch64-linux-gnu)"
+    if shutil.which("qemu-aarch64") is None:
+        return "qemu-aarch64 absent (Debian: qemu-user)"
+    if not pathlib.Path("/usr/aarch64-linux-gnu").is_dir():
+        return "aarch64 sysroot /usr/aarch64-linux-gnu absent"
+    return None
+
+
+@pytest.mark.skipif(_neon_missing() is not None, reason=str(_neon_missing()))
+def test_c_neon_under_qemu(tmp_path):
+    exe = tmp_path / "ig_check_a64"
+    _build("aarch64", exe)
+    out = _run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", str(exe), "100", "3"])
+    assert "neon" in out.splitlines()[0]
