@@ -27,26 +27,38 @@ static void IG_FN(ig_band_)(const cc_geom *g, const ig_plan *p, const IG_T *xg, 
     const int64_t ih0 = oh0 * sh - g->pad[1], iw0 = ow0 * sw - g->pad[2];
     const int64_t ca = iw0 < 0 ? cc_min64(-iw0, win) : 0; /* first copied column */
     const int64_t cb = cc_max64(ca, cc_min64(win, W - iw0)); /* one past the last */
+    const int64_t blk = p->rows_ph * p->Wph; /* one phase block */
     for (int64_t ci = 0; ci < p->cig; ++ci)
         for (int64_t td = 0; td < g->k[0]; ++td) {
             const int64_t id = od * g->stride[0] - g->pad[0] + td * g->dil[0];
+            IG_T *tdb = band + ci * p->CS + td * sh * sw * blk;
             for (int64_t rr = 0; rr < rin; ++rr) {
-                IG_T *dst = band + ci * p->CS + (td * p->rows_in + rr) * p->Wb;
+                IG_T *dst = tdb + (rr % sh) * sw * blk + (rr / sh) * p->Wph;
                 const int64_t ih = ih0 + rr;
-                if (id < 0 || id >= D || ih < 0 || ih >= H || ca >= cb) {
-                    memset(dst, 0, (size_t)(sw == 1 ? win : p->Wb) * sizeof(IG_T));
-                    continue;
-                }
-                const IG_T *src = xg + ((ci * D + id) * H + ih) * W + iw0;
+                const int valid = !(id < 0 || id >= D || ih < 0 || ih >= H || ca >= cb);
+                const IG_T *src = valid ? xg + ((ci * D + id) * H + ih) * W + iw0 : NULL;
                 if (sw == 1) {
+                    if (!valid) {
+                        memset(dst, 0, (size_t)win * sizeof(IG_T));
+                        continue;
+                    }
                     if (ca > 0) memset(dst, 0, (size_t)ca * sizeof(IG_T));
                     memcpy(dst + ca, src + ca, (size_t)(cb - ca) * sizeof(IG_T));
                     if (cb < win) memset(dst + cb, 0, (size_t)(win - cb) * sizeof(IG_T));
                 } else {
-                    for (int64_t ph = 0; ph < sw; ++ph) {
-                        IG_T *d = dst + ph * p->Wph;
-                        for (int64_t j = 0, c = ph; c < win; ++j, c += sw)
-                            d[j] = (c >= ca && c < cb) ? src[c] : (IG_T)0;
+                    /* phase pw holds columns pw, pw + sw, ...: [j0, j1) from the input */
+                    for (int64_t pw = 0; pw < sw; ++pw) {
+                        IG_T *d = dst + pw * blk;
+                        const int64_t nj = cc_ceil_div(win - pw, sw);
+                        const int64_t j0 = valid ? cc_min64(nj, cc_ceil_div(cc_max64(ca - pw, 0), sw)) : nj;
+                        const int64_t j1 = valid ? cc_max64(j0, cc_min64(nj, cc_ceil_div(cb - pw, sw))) : nj;
+                        for (int64_t j = 0; j < j0; ++j) d[j] = 0;
+                        const IG_T *s0 = valid ? src + pw : NULL;
+                        if (sw == 2)
+                            for (int64_t j = j0; j < j1; ++j) d[j] = s0[2 * j];
+                        else
+                            for (int64_t j = j0; j < j1; ++j) d[j] = s0[j * sw];
+                        for (int64_t j = j1; j < nj; ++j) d[j] = 0;
                     }
                 }
             }
@@ -74,11 +86,46 @@ static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, c
 
     IG_FN(ig_band_)(g, p, x + (n * g->c_in + gi * p->cig) * g->in[0] * g->in[1] * g->in[2], od,
                     oh0, ow0, Rr, Wtt, band);
-    for (int64_t q = 0; q < npos; ++q)
-        poff[q] = (q / Wtt) * g->stride[1] * p->Wb + (q % Wtt);
-
     /* a tile's positions are consecutive outputs: whole rows, or part of one */
     IG_T *ybase = y + ((n * g->c_out + gi * p->cog) * Do + od) * Ho * Wo + oh0 * Wo + ow0;
+    if (p->direct) {
+        /* wide positions q = r * Wph + c over the band, kept where c < Wtt */
+        const int64_t Wb = p->Wph, nqw = (Rr - 1) * Wb + Wtt;
+        for (int64_t pc = 0; pc < p->K; pc += p->kc) {
+            const int64_t kcc = cc_min64(p->kc, p->K - pc);
+            const int first = pc == 0;
+            for (int64_t q0 = 0; q0 < nqw; q0 += nr) {
+                const int64_t nq = cc_min64(nr, nqw - q0);
+                for (int64_t ip = 0; ip < npan; ++ip) {
+                    const int64_t co = (pan0 + ip) * mr, nm = cc_min64(mr, p->cog - co);
+                    const IG_T *apan = ap + ((gi * p->mpan + pan0 + ip) * p->K + pc) * mr;
+                    const IG_T *brow = bias ? bias + gi * p->cog + co : NULL;
+                    IG_KERN()->ukri(kcc, apan, band + q0, koff + pc, tile, nr, 1, NULL);
+                    /* runs of one wide row; their first Wtt - c columns are outputs */
+                    int64_t rr = q0 / Wb, c0 = q0 % Wb;
+                    for (int64_t j = 0; j < nq; c0 = 0, ++rr) {
+                        const int64_t run = cc_min64(nq - j, Wb - c0);
+                        const int64_t nv = cc_min64(run, Wtt - c0);
+                        for (int64_t i = 0; nv > 0 && i < nm; ++i) {
+                            IG_T *dst = ybase + (co + i) * plane + rr * Wo + c0;
+                            const IG_T *t = tile + i * nr + j;
+                            if (first) {
+                                const IG_T bv = brow ? brow[i] : (IG_T)0;
+                                for (int64_t u = 0; u < nv; ++u) dst[u] = bv + t[u];
+                            } else {
+                                for (int64_t u = 0; u < nv; ++u) dst[u] += t[u];
+                            }
+                        }
+                        j += run;
+                    }
+                }
+            }
+        }
+        return;
+    }
+    for (int64_t q = 0; q < npos; ++q)
+        poff[q] = (q / Wtt) * p->Wph + (q % Wtt);
+
     const int64_t nqp = cc_ceil_div(npos, nr);
     for (int64_t pc = 0; pc < p->K; pc += p->kc) {
         const int64_t kcc = cc_min64(p->kc, p->K - pc);
@@ -150,14 +197,17 @@ int IG_FN(cc_conv_fwd_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *w, co
     const int64_t al = 64 / es;
     const int64_t band_sz = ig_round_up(p.band_elems, al), bp_sz = ig_round_up(p.bp_elems, al);
     const int64_t poff_sz = ig_round_up(p.npos * 8, 64) / 8;
+    const int64_t nr_pad = p.nr; /* direct mode: B block slot is NR elements */
 
     const int64_t kk = p.kk, kw = g->k[2], khw = g->k[1] * g->k[2];
     for (int64_t k = 0; k < p.K; ++k) {
         const int64_t ci = k / kk, t = k % kk;
         const int64_t td = t / khw, th = (t % khw) / kw, tw = t % kw;
-        const int64_t cw = tw * g->dil[2]; /* band column of the tap at output column 0 */
-        koff[k] = ci * p.CS + (td * p.rows_in + th * g->dil[1]) * p.Wb +
-                  (cw % g->stride[2]) * p.Wph + cw / g->stride[2];
+        /* band row and column the tap reads at output (0, 0): its phase block and place */
+        const int64_t rw = th * g->dil[1], cw = tw * g->dil[2];
+        const int64_t sh = g->stride[1], sw = g->stride[2];
+        koff[k] = ci * p.CS + ((td * sh + rw % sh) * sw + cw % sw) * p.rows_ph * p.Wph +
+                  (rw / sh) * p.Wph + cw / sw;
     }
     const int64_t npanels = g->groups * p.mpan;
     const int mr = p.mr;
@@ -183,6 +233,8 @@ int IG_FN(cc_conv_fwd_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *w, co
         IG_T *bp = band + band_sz;
         IG_T *tile = bp + bp_sz;
         int64_t *poff = poffs + (int64_t)tid * poff_sz;
+        if (p.direct) /* the micro-kernel reads up to NR elements past the band */
+            memset(band + p.band_elems, 0, (size_t)(band_sz - p.band_elems + nr_pad) * sizeof(IG_T));
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < p.items; ++it)
             IG_FN(ig_item_)(g, &p, x, ap, koff, bias, y, band, bp, tile, poff, it);

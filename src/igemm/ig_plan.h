@@ -6,10 +6,12 @@
  * output plane and a micro-tile of NR positions is NR consecutive outputs.
  * The band holds, per input channel and depth tap, the (R-1)*sh + exth + 1
  * input rows x (Wt-1)*sw + extw + 1 columns the tile reads, zero padded:
- * the packing reads it without bounds checks.  With a column stride sw the
- * columns of a band row are stored by phase (column c at (c % sw) * Wph +
- * c / sw), so a row of outputs reads consecutive band elements for every
- * tap, whatever the stride. */
+ * the packing reads it without bounds checks.  The band is stored by stride
+ * phase: input row rr and column cc of a channel and depth tap go to phase
+ * block (rr % sh, cc % sw), row rr / sh, column cc / sw, blocks of rows_ph x
+ * Wph.  Output position (r, c) then reads element r * Wph + c of the block
+ * of each tap, plus the tap's offset: a row of outputs reads consecutive
+ * band elements for every tap, whatever the stride. */
 #ifndef CC_IG_PLAN_H
 #define CC_IG_PLAN_H
 
@@ -24,8 +26,9 @@ typedef struct ig_plan {
     int nt, mr, nr;
     int64_t cig, cog, kk, K;
     int64_t R, Wt, nh, nw;      /* tile rows / columns, tiles along H and W */
-    int64_t rows_in, Wb, CS;    /* band: rows and row pitch per depth tap, channel stride */
-    int64_t Wph;                /* columns per phase: a band row is sw phases of Wph */
+    int64_t rows_in, win;       /* band rows and columns a full tile reads */
+    int64_t rows_ph, Wph;       /* rows and columns of a phase block */
+    int64_t CS;                 /* channel stride of the band: kd * sh * sw blocks */
     int64_t band_elems;
     int64_t npos;               /* positions per tile (R * Wt) */
     int64_t kc;                 /* K block */
@@ -35,7 +38,15 @@ typedef struct ig_plan {
     int64_t ap_elems;           /* packed weight, all groups */
     int64_t bp_elems;           /* packed B block, per thread */
     int64_t per_thread;         /* elements per thread: band + B block + tile */
+    int direct;                 /* 1: B read in place from the band (no packing) */
 } ig_plan;
+
+/* Few output channels per group and stride 1: packing B would cost about as
+ * much as the product itself (each packed element is used by cog/MR micro-
+ * kernel calls only), so the micro-kernel reads the band directly.  Output
+ * positions then run over the band's "wide" rows (pitch Wph; the last
+ * columns of each row are computed and dropped). */
+#define IG_DIRECT_MAX_COG 32
 
 static inline int64_t ig_round_up(int64_t a, int64_t b) { return cc_ceil_div(a, b) * b; }
 
@@ -72,7 +83,8 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     /* the band within its cap */
     for (;;) {
         const int64_t rin = (R - 1) * sh + exth + 1, win = (Wt - 1) * sw + extw + 1;
-        if (p->cig * kd * rin * win * elsize <= IG_BAND_BYTES) break;
+        const int64_t blk = cc_ceil_div(rin, sh) * sh * cc_ceil_div(win, sw) * sw;
+        if (p->cig * kd * blk * elsize <= IG_BAND_BYTES) break;
         if (R > 1) R = cc_ceil_div(R, 2);
         else if (Wt > (int64_t)nr) Wt = cc_ceil_div(Wt, 2);
         else break;
@@ -82,13 +94,15 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     p->nh = cc_ceil_div(Ho, R);
     p->nw = cc_ceil_div(Wo, Wt);
     p->rows_in = (R - 1) * sh + exth + 1;
-    p->Wph = cc_ceil_div((Wt - 1) * sw + extw + 1, sw);
-    p->Wb = p->Wph * sw;
-    p->CS = kd * p->rows_in * p->Wb;
+    p->win = (Wt - 1) * sw + extw + 1;
+    p->rows_ph = cc_ceil_div(p->rows_in, sh);
+    p->Wph = cc_ceil_div(p->win, sw);
+    p->CS = kd * sh * sw * p->rows_ph * p->Wph;
     p->band_elems = p->cig * p->CS;
     p->npos = R * Wt;
     p->kc = cc_max64(16, cc_min64(p->K, IG_KC_BYTES / (elsize * nr)));
     p->mpan = cc_ceil_div(p->cog, mr);
+    p->direct = p->cog <= IG_DIRECT_MAX_COG;
     /* split channels only when the tiles alone leave threads idle */
     const int64_t base = outer * p->nh * p->nw;
     int64_t nch = 1;
@@ -99,7 +113,8 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     p->items = base * p->nchunks;
     if (p->items < p->nt) p->nt = (int)cc_max64(1, p->items);
     p->ap_elems = g->groups * p->mpan * mr * p->K;
-    p->bp_elems = p->kc * ig_round_up(p->npos, nr);
+    /* direct: no B block, but the band is read up to NR past its end */
+    p->bp_elems = p->direct ? nr : p->kc * ig_round_up(p->npos, nr);
     /* band + B block + one MR x NR tile, each rounded to 64 bytes */
     const int64_t al = 64 / elsize;
     p->per_thread = ig_round_up(p->band_elems, al) + ig_round_up(p->bp_elems, al) +

@@ -2,4 +2,5 @@
 #include "igemm.h"
 #define IG_T float
 #define IG_NAME cc_ig_ukr_f32_scalar
+#define IG_NAMEI cc_ig_ukri_f32_scalar
 #include "ig_ukr_scalar.inc"

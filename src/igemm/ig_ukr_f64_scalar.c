@@ -2,4 +2,5 @@
 #include "igemm.h"
 #define IG_T double
 #define IG_NAME cc_ig_ukr_f64_scalar
+#define IG_NAMEI cc_ig_ukri_f64_scalar
 #include "ig_ukr_scalar.inc"

@@ -28,14 +28,23 @@ typedef void (*ig_ukr_f32)(int64_t kc, const float *a, const float *b, float *c,
 typedef void (*ig_ukr_f64)(int64_t kc, const double *a, const double *b, double *c,
                            int64_t ldc, int first, const double *bias);
 
+/* The same product with b read in place: row k of b is the NR elements at
+ * b + boff[k] (the implicit-GEMM band, no packing). */
+typedef void (*ig_ukri_f32)(int64_t kc, const float *a, const float *b, const int64_t *boff,
+                            float *c, int64_t ldc, int first, const float *bias);
+typedef void (*ig_ukri_f64)(int64_t kc, const double *a, const double *b, const int64_t *boff,
+                            double *c, int64_t ldc, int first, const double *bias);
+
 typedef struct ig_kern_f32 {
     int mr, nr;
     ig_ukr_f32 ukr;
+    ig_ukri_f32 ukri;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
     int mr, nr;
     ig_ukr_f64 ukr;
+    ig_ukri_f64 ukri;
 } ig_kern_f64;
 
 /* The kernels of the current instruction set. */
@@ -46,7 +55,13 @@ IG_HIDDEN const ig_kern_f64 *cc_ig_kern_f64(void);
     IG_HIDDEN void cc_ig_ukr_f32_##ISA(int64_t, const float *, const float *, float *,  \
                                        int64_t, int, const float *);                   \
     IG_HIDDEN void cc_ig_ukr_f64_##ISA(int64_t, const double *, const double *,         \
-                                       double *, int64_t, int, const double *);
+                                       double *, int64_t, int, const double *);        \
+    IG_HIDDEN void cc_ig_ukri_f32_##ISA(int64_t, const float *, const float *,          \
+                                        const int64_t *, float *, int64_t, int,         \
+                                        const float *);                                 \
+    IG_HIDDEN void cc_ig_ukri_f64_##ISA(int64_t, const double *, const double *,        \
+                                        const int64_t *, double *, int64_t, int,        \
+                                        const double *);
 IG_DECL(scalar)
 IG_DECL(avx2)
 IG_DECL(avx512)
