@@ -12,7 +12,7 @@ from typing import Any, Sequence, Union
 
 import numpy as np
 
-from . import _autotune
+from . import _autotune, _layout
 from ._array import get_xp
 from ._dispatch import Backend, select
 from ._params import ConvParams, make_params
@@ -141,6 +141,12 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     ``x``, ``w``, ``b`` are arrays of the user's dtype ``dt`` (any strides);
     the result has ``p.output_shape`` and dtype ``dt``; ``out`` (C-contiguous,
     checked) is written when given."""
+    if xp is np and x.ndim >= 3 and not x.flags.c_contiguous:
+        # channels-last input: NHWC kernel or channels-last result
+        y = _layout.forward(p, x, w, b, out, backend, need_backward,
+                            lambda xc: forward_any(p, xp, xc, w, b, out, backend, need_backward))
+        if y is not None:
+            return y
     dt = np.dtype(x.dtype)
     cdt = compute_dtype(dt)
     pr = p.with_dtype(cdt)

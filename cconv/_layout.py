@@ -1,0 +1,119 @@
+"""Channels-last inputs: detection and the NHWC forward path.
+
+A channels-last array is the NCHW view of an NHWC C-contiguous buffer
+(``x_nhwc.transpose(0, 3, 1, 2)``; NLC and NDHWC likewise, unbatched too
+once batchified).  PyTorch keeps that memory format through a convolution;
+so does cconv: for such an input the result is channels last as well (the
+NCHW-shaped view of an NHWC buffer).  Plain, non-depthwise float16/32/64
+convolutions run on ``src/nhwc_conv.c`` without any layout copy (float16
+through float32); everything else (complex, depthwise, transposed, a forced
+backend other than GEMM) runs the usual channels-first path on a copy and
+its result is copied to channels last.  ``out=`` (always C-contiguous) is
+written channels first by the NHWC kernel directly.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _nhwc
+from ._config import get_num_threads, workspace
+from ._dispatch import Backend, as_backend
+
+__all__ = ["is_channels_last", "empty_channels_last", "forward", "set_enabled"]
+
+_state = {"nhwc": True}
+_FLOAT = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def set_enabled(on: bool) -> bool:
+    """Turn the NHWC kernel path on or off (tests, benchmarks); returns the
+    old setting.  Off, channels-last inputs are copied to channels first
+    (the result is still channels last)."""
+    old = _state["nhwc"]
+    _state["nhwc"] = bool(on)
+    return old
+
+
+def _to_last(nd: int) -> tuple:
+    return (0,) + tuple(range(2, nd)) + (1,)
+
+
+def _to_first(nd: int) -> tuple:
+    return (0, nd - 1) + tuple(range(1, nd - 1))
+
+
+def is_channels_last(a) -> bool:
+    """True for a batched (N, C, *spatial) array whose memory is
+    (N, *spatial, C) C-contiguous and not also plain C-contiguous (size-1
+    axes make some arrays both: those count as channels first)."""
+    return (
+        a.ndim >= 3
+        and not a.flags.c_contiguous
+        and a.transpose(_to_last(a.ndim)).flags.c_contiguous
+    )
+
+
+def empty_channels_last(shape, dtype) -> np.ndarray:
+    """An uninitialised array of NCHW ``shape`` with channels-last memory."""
+    nd = len(shape)
+    phys = (shape[0],) + tuple(shape[2:]) + (shape[1],)
+    return np.empty(phys, dtype=dtype).transpose(_to_first(nd))
+
+
+def _nhwc_applies(p, dt, backend) -> bool:
+    if not _state["nhwc"] or p.transposed or dt not in _FLOAT:
+        return False
+    if backend is not None and as_backend(backend) is not Backend.GEMM:
+        return False
+    if p.is_depthwise or p.batch == 0 or p.c_in == 0 or p.c_out == 0:
+        return False
+    return True
+
+
+def _run_nhwc(p, x, w, b, y, y_cl: bool) -> None:
+    """y = conv(x, w) + b on the NHWC kernel; x channels last (compute
+    dtype), y channels last (y_cl) or C-contiguous."""
+    cdt = x.dtype
+    geom = p.geom()
+    nt = get_num_threads()
+    xf = x.transpose(_to_last(x.ndim)).reshape(-1)
+    yf = (y.transpose(_to_last(y.ndim)) if y_cl else y).reshape(-1)
+    wf = np.ascontiguousarray(w, dtype=cdt).reshape(-1)
+    bf = None if b is None else np.ascontiguousarray(b, dtype=cdt).reshape(-1)
+    ws = workspace(_nhwc.fwd_workspace_bytes(geom, nt, cdt.itemsize))
+    _nhwc.fwd(geom, xf, wf, bf, yf, 1 if y_cl else 0, ws, nt)
+
+
+def forward(p, x, w, b, out, backend, need_backward, fallback):
+    """The forward of ``p`` for a channels-last batched NumPy ``x``, or None
+    when ``x`` is not channels last.  ``fallback(x_c)`` runs the usual path
+    on a channels-first copy and returns its result (written to ``out``
+    when that is given)."""
+    if not is_channels_last(x):
+        return None
+    dt = np.dtype(x.dtype)
+    if _nhwc_applies(p, dt, backend):
+        if dt == np.float16:
+            x32 = x.astype(np.float32)  # order 'K': stays channels last
+            if x32.flags.c_contiguous or not is_channels_last(x32):
+                x32 = x32.transpose(_to_last(x.ndim)).copy().transpose(_to_first(x.ndim))
+            y32 = empty_channels_last(p.output_shape, np.float32)
+            _run_nhwc(p.with_dtype(np.float32), x32, w, b, y32, True)
+            if out is None:
+                return y32.astype(dt)
+            out[...] = y32
+            return out
+        pr = p.with_dtype(dt)
+        if out is not None:
+            _run_nhwc(pr, x, w, b, out, False)
+            return out
+        y = empty_channels_last(p.output_shape, dt)
+        _run_nhwc(pr, x, w, b, y, True)
+        return y
+    xc = np.ascontiguousarray(x)
+    if out is not None:
+        return fallback(xc)
+    yc = fallback(xc)
+    y = empty_channels_last(yc.shape, yc.dtype)
+    y[...] = yc
+    return y

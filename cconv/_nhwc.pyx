@@ -1,0 +1,86 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+"""Thin nogil wrapper over the channels-last forward (src/nhwc_conv.h).
+
+``x`` is the flattened channels-last input (batch, *in, c_in), ``w`` the
+flattened weight as PyTorch stores it, ``y`` the flattened result, channels
+last when ``y_cl`` else channels first; ``geom`` is ``ConvParams.geom()``.
+Scratch memory is a uint8 array from ``cconv._config.workspace``.
+"""
+from libc.stdint cimport int64_t
+
+cdef extern from "cconv.h" nogil:
+    ctypedef struct cc_geom:
+        int64_t batch
+        int64_t groups
+        int64_t c_in
+        int64_t c_out
+        int64_t[3] in_ "in"
+        int64_t[3] out
+        int64_t[3] k
+        int64_t[3] stride
+        int64_t[3] pad
+        int64_t[3] dil
+    int CC_OK, CC_ERR_NOMEM, CC_ERR_ARG
+
+cdef extern from "nhwc_conv.h" nogil:
+    int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize)
+    int cc_nhwc_fwd_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
+                        float *y, int y_cl, void *ws, int64_t ws_bytes, int nthreads)
+    int cc_nhwc_fwd_f64(const cc_geom *g, const double *x, const double *w, const double *bias,
+                        double *y, int y_cl, void *ws, int64_t ws_bytes, int nthreads)
+
+ctypedef fused real:
+    float
+    double
+
+
+cdef int _fill(cc_geom *g, tuple geom) except -1:
+    """geom = (batch, groups, c_in, c_out, in3, out3, k3, stride3, pad3, dil3)."""
+    cdef int d
+    g.batch = geom[0]
+    g.groups = geom[1]
+    g.c_in = geom[2]
+    g.c_out = geom[3]
+    for d in range(3):
+        g.in_[d] = geom[4][d]
+        g.out[d] = geom[5][d]
+        g.k[d] = geom[6][d]
+        g.stride[d] = geom[7][d]
+        g.pad[d] = geom[8][d]
+        g.dil[d] = geom[9][d]
+    return 0
+
+
+def fwd_workspace_bytes(tuple geom, int nthreads, int elsize):
+    """Scratch bytes the channels-last forward needs."""
+    cdef cc_geom g
+    _fill(&g, geom)
+    cdef int64_t n = cc_nhwc_fwd_workspace(&g, nthreads, elsize)
+    if n < 0:
+        raise ValueError(f"cconv: the channels-last kernel rejects the convolution geometry {geom}")
+    return n
+
+
+def fwd(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, real[::1] y,
+        int y_cl, unsigned char[::1] ws, int nthreads):
+    """y = conv(x, w) + b for channels-last x; b may be None."""
+    cdef cc_geom g
+    cdef int rc
+    _fill(&g, geom)
+    cdef const void *px = <const void *>&x[0] if x.shape[0] > 0 else NULL
+    cdef const void *pw = <const void *>&w[0] if w.shape[0] > 0 else NULL
+    cdef const void *pb = <const void *>&b[0] if b is not None and b.shape[0] > 0 else NULL
+    cdef void *py = <void *>&y[0] if y.shape[0] > 0 else NULL
+    cdef void *pws = <void *>&ws[0] if ws is not None and ws.shape[0] > 0 else NULL
+    cdef int64_t nws = ws.shape[0] if ws is not None else 0
+    with nogil:
+        if real is float:
+            rc = cc_nhwc_fwd_f32(&g, <const float *>px, <const float *>pw, <const float *>pb,
+                                 <float *>py, y_cl, pws, nws, nthreads)
+        else:
+            rc = cc_nhwc_fwd_f64(&g, <const double *>px, <const double *>pw, <const double *>pb,
+                                 <double *>py, y_cl, pws, nws, nthreads)
+    if rc == CC_ERR_NOMEM:
+        raise MemoryError("cconv: the convolution's scratch memory is smaller than the kernel needs")
+    if rc != CC_OK:
+        raise ValueError("cconv: the channels-last kernel rejected the convolution geometry")

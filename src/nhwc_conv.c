@@ -1,0 +1,37 @@
+/* Channels-last forward convolution: im2col with pixels as rows + GEMM;
+ * see nhwc_conv.h.  The bodies are nhwc_conv_impl.h, the work split
+ * nhwc_plan.h. */
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#else
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
+
+#include "blas.h"
+#include "cconv.h"
+#include "nhwc_conv.h"
+#include "nhwc_plan.h"
+
+#define CC_T float
+#define CC_SFX f32
+#define CC_GEMM CC_SGEMM
+#include "nhwc_conv_impl.h"
+#undef CC_T
+#undef CC_SFX
+#undef CC_GEMM
+
+#define CC_T double
+#define CC_SFX f64
+#define CC_GEMM CC_DGEMM
+#include "nhwc_conv_impl.h"
+#undef CC_T
+#undef CC_SFX
+#undef CC_GEMM
+
+int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return -1;
+    cc_nhwc_plan pl;
+    cc_plan_nhwc(g, nthreads, elsize, &pl);
+    return cc_nhwc_ws_elems(&pl) * elsize;
+}
