@@ -100,11 +100,15 @@ static void CC_FN(cc_nhwc_item_)(const cc_geom *g, const cc_nhwc_plan *pl,
                                  const CC_T *x, const CC_T *wt,
                                  const CC_T *bias, CC_T *y, int y_cl,
                                  CC_T *slab, int64_t it) {
-    const int64_t gi = it % g->groups, tile = it / g->groups;
+    const int64_t ch = it % pl->nchunks;
+    const int64_t gi = (it / pl->nchunks) % g->groups;
+    const int64_t tile = it / pl->nchunks / g->groups;
     const int64_t r0 = tile * pl->rows;
     const int64_t nr = cc_min64(pl->rows, pl->M - r0);
-    if (nr <= 0) return;
-    const int64_t K = pl->K, cog = pl->cog, Co = g->c_out, P = pl->P;
+    const int64_t c0 = ch * pl->chunk;
+    const int64_t cog = cc_min64(pl->chunk, pl->cog - c0); /* this item's channels */
+    if (nr <= 0 || cog <= 0) return;
+    const int64_t K = pl->K, Co = g->c_out, P = pl->P;
     const CC_T *A;
     int64_t lda;
     if (pl->direct) {
@@ -115,11 +119,12 @@ static void CC_FN(cc_nhwc_item_)(const cc_geom *g, const cc_nhwc_plan *pl,
         A = slab;
         lda = K;
     }
-    const CC_T *wg = wt + gi * cog * K; /* (cog, K) row-major */
-    const CC_T *bg = bias ? bias + gi * cog : NULL;
+    const int64_t cb = gi * pl->cog + c0; /* first output channel */
+    const CC_T *wg = wt + cb * K;         /* (cog, K) row-major */
+    const CC_T *bg = bias ? bias + cb : NULL;
     if (y_cl) {
         /* y rows (pixels) x cog, row stride c_out */
-        CC_T *yt = y + r0 * Co + gi * cog;
+        CC_T *yt = y + r0 * Co + cb;
         CC_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, nr, cog, K, (CC_T)1, A,
                 lda, wg, K, (CC_T)0, yt, Co);
         if (bg)
@@ -135,7 +140,7 @@ static void CC_FN(cc_nhwc_item_)(const cc_geom *g, const cc_nhwc_plan *pl,
     while (r < r0 + nr) {
         const int64_t n = r / P, p0 = r % P;
         const int64_t np = cc_min64(P - p0, r0 + nr - r);
-        CC_T *yt = y + (n * Co + gi * cog) * P + p0;
+        CC_T *yt = y + (n * Co + cb) * P + p0;
         CC_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, cog, np, K, (CC_T)1, wg,
                 K, A + (r - r0) * lda, lda, (CC_T)0, yt, P);
         if (bg)

@@ -35,6 +35,7 @@ typedef struct cc_nhwc_plan {
     int64_t kk, cig, cog, K; /* K = kk * cig */
     int64_t P, M;            /* pixels per image, batch * P */
     int64_t rows, ntiles, items;
+    int64_t chunk, nchunks;  /* output channels per item (few rows, threads) */
     int64_t wt_elems;        /* reordered weight (0 when kk == 1), shared */
     int64_t slab_elems;      /* col tile per thread (0 when direct) */
 } cc_nhwc_plan;
@@ -65,7 +66,14 @@ static inline void cc_plan_nhwc(const cc_geom *g, int nthreads, int64_t elsize,
     }
     pl->rows = cc_ceil_div(M, ntiles);
     pl->ntiles = cc_ceil_div(M, pl->rows);
-    pl->items = g->groups * pl->ntiles;
+    /* too few tiles for the threads (few output pixels): split the output
+     * channels too; each chunk redoes its tile's col, which is small then */
+    int64_t nch = 1;
+    if (pl->nt > 1 && g->groups * pl->ntiles < want && pl->cog >= 32)
+        nch = cc_max64(1, cc_min64(cc_ceil_div(want, g->groups * pl->ntiles), pl->cog / 16));
+    pl->chunk = pl->cog > 0 ? cc_ceil_div(pl->cog, nch) : 1;
+    pl->nchunks = pl->cog > 0 ? cc_ceil_div(pl->cog, pl->chunk) : 1;
+    pl->items = g->groups * pl->ntiles * pl->nchunks;
     pl->omp = pl->nt > 1 && pl->items >= 2;
     if (pl->omp && pl->items < pl->nt) pl->nt = (int)pl->items;
     /* reordering the weight costs c_out * K scattered writes, a

@@ -1,0 +1,361 @@
+"""Channels-last inputs (NLC / NHWC / NDHWC memory seen as NCL / NCHW /
+NCDHW, and the unbatched forms): values against tests/reference.py, the
+result's memory format (channels last, as PyTorch's channels_last), ``out=``,
+every applicable backend, both kernel orders of the NHWC path, threads, and
+inputs that are transposed but not channels last.  Compared with torch
+(values and output memory format) when it is importable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cconv
+from cconv import Backend, _layout
+from reference import (
+    rel_err,
+    reduction_length,
+    ref_conv,
+    ref_conv_grad_bias,
+    ref_conv_grad_input,
+    ref_conv_grad_weight,
+    ref_conv_out_size,
+    ref_conv_transpose,
+    same_padding,
+    tolerance,
+)
+
+CONV = {1: cconv.conv1d, 2: cconv.conv2d, 3: cconv.conv3d}
+CONVT = {1: cconv.conv_transpose1d, 2: cconv.conv_transpose2d, 3: cconv.conv_transpose3d}
+REAL = [np.float32, np.float64, np.float16]
+ALL = REAL + [np.complex64, np.complex128]
+
+
+def randn(rng, shape, dtype):
+    dtype = np.dtype(dtype)
+    a = rng.standard_normal(shape)
+    if dtype.kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)
+
+
+def to_last(a, caxis=1):
+    """Same values, channels-last memory: (N, *S, C) C-contiguous seen as (N, C, *S)."""
+    perm = [i for i in range(a.ndim) if i != caxis] + [caxis]
+    return np.ascontiguousarray(a.transpose(perm)).transpose(np.argsort(perm))
+
+
+def memory_is_last(y, caxis=1):
+    """True when y's memory is channels last (the C-contiguous NHWC buffer)."""
+    perm = [i for i in range(y.ndim) if i != caxis] + [caxis]
+    return y.transpose(perm).flags.c_contiguous
+
+
+def set_threads(n):
+    old = cconv.get_num_threads()
+    cconv.set_num_threads(n)
+    return old
+
+
+@pytest.fixture(autouse=True)
+def _restore():
+    nt = cconv.get_num_threads()
+    on = _layout.set_enabled(True)
+    yield
+    cconv.set_num_threads(nt)
+    _layout.set_enabled(on)
+
+
+# ------------------------------------------------------------------ random problems
+
+
+def make_problem(rng, nsp, dtype, *, big=False, groups=None, depthwise=False, n=None):
+    n = int(rng.integers(1, 4)) if n is None else n
+    if depthwise:
+        groups = int(rng.integers(2, 6))
+        cg, og = 1, int(rng.integers(1, 3))
+    else:
+        if groups is None:
+            groups = int(rng.choice([1, 1, 1, 2, 3]))
+        hi = 40 if big else 6
+        cg = int(rng.integers(1, hi))
+        og = int(rng.integers(1, hi))
+    k = tuple(int(v) for v in rng.integers(1, 4 if nsp < 3 else 3, nsp))
+    stride = tuple(int(v) for v in rng.integers(1, 3, nsp))
+    dilation = tuple(int(v) for v in rng.integers(1, 3, nsp))
+    pk = str(rng.choice(["int", "tuple", "same", "valid"]))
+    if pk == "same":
+        stride = (1,) * nsp
+        pb, pa = same_padding(k, dilation)
+        padding = "same"
+    elif pk == "valid":
+        pb = pa = (0,) * nsp
+        padding = "valid"
+    else:
+        pb = pa = tuple(int(v) for v in rng.integers(0, 3, nsp))
+        if pk == "int":
+            pb = pa = (pb[0],) * nsp
+        padding = pb[0] if pk == "int" else pb
+    maxl = {1: 40, 2: 12, 3: 6} if big else {1: 12, 2: 7, 3: 5}
+    need = [max(1, d * (kk - 1) + 1 - b - a) for d, kk, b, a in zip(dilation, k, pb, pa)]
+    L = tuple(int(rng.integers(lo, max(lo, maxl[nsp]) + 1)) for lo in need)
+    assert min(ref_conv_out_size(L, k, stride, pb, pa, dilation)) > 0
+    c_in, c_out = cg * groups, og * groups
+    x = randn(rng, (n, c_in) + L, dtype)
+    w = randn(rng, (c_out, cg) + k, dtype)
+    b = randn(rng, (c_out,), dtype) if rng.random() < 0.6 else None
+    kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    ref = ref_conv(x, w, b, stride, pb, pa, dilation, groups)
+    tol = tolerance(dtype, reduction_length(c_in, groups, k))
+    return x, w, b, kw, ref, tol
+
+
+def backends_for(x, w, groups, nsp, dtype):
+    req = [Backend.GEMM, "gemm"]
+    c_in = x.shape[1]
+    if groups == c_in >= 2 and np.dtype(dtype) in [np.dtype(t) for t in REAL] and nsp == 2:
+        req.append(Backend.DEPTHWISE)
+    return req
+
+
+def check_problem(nsp, x, w, b, kw, ref, tol, batched, backends):
+    """x is the NCHW array; run its channels-last view (batched or not)."""
+    xl = to_last(x)
+    xin = xl if batched else xl[0]
+    r = ref if batched else ref[0]
+    # size-1 axes can make the NHWC buffer plain C-contiguous too: those
+    # inputs count as channels first
+    expect_last = _layout.is_channels_last(xl)
+    assert expect_last or x.shape[1] == 1 or x[0, 0].size == 1
+    snap = xin.copy()
+    for be in [None] + list(backends):
+        what = f"backend={be!r} x{x.shape} w{w.shape} kw={kw} dtype={x.dtype} batched={batched}"
+        y = CONV[nsp](xin, w, b, backend=be, **kw)
+        assert type(y) is np.ndarray and y.dtype == x.dtype and y.shape == r.shape, what
+        err = rel_err(y, r)
+        assert err <= tol, f"relative error {err:.3e} > {tol:.0e}; {what}"
+        assert not expect_last or memory_is_last(y, 1 if batched else 0), f"result not channels last {y.strides}; {what}"
+        assert not np.shares_memory(y, xin) and not np.shares_memory(y, w), what
+        y2 = CONV[nsp](xin, w, b, backend=be, **kw)
+        assert y.tobytes() == y2.tobytes(), f"two identical calls differ; {what}"
+        out = np.empty(r.shape, dtype=x.dtype)
+        res = CONV[nsp](xin, w, b, backend=be, out=out, **kw)
+        assert res is out, what
+        err = rel_err(out, r)
+        assert err <= tol, f"out=: relative error {err:.3e} > {tol:.0e}; {what}"
+    assert np.array_equal(snap, xin, equal_nan=True), "input modified"
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_random_channels_last(seed):
+    rng = np.random.default_rng(1000 + seed)
+    nsp = int(rng.choice([1, 2, 2, 3]))
+    dtype = ALL[seed % len(ALL)]
+    big = seed % 3 == 0
+    depthwise = seed % 11 == 5
+    x, w, b, kw, ref, tol = make_problem(rng, nsp, dtype, big=big, depthwise=depthwise)
+    batched = bool(rng.random() < 0.8)
+    set_threads(1 + seed % 2)
+    check_problem(nsp, x, w, b, kw, ref, tol, batched,
+                  backends_for(x, w, kw["groups"], nsp, dtype))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_kernel_orders_and_tiles(nsp, dtype, threads):
+    """Many rows per output channel (tap-major col, weight reordered), few
+    rows (channel-major col; output-channel chunks with threads), 1x1 (no
+    col), grouped, long reductions, tiles straddling images."""
+    rng = np.random.default_rng(7 * nsp + threads)
+    set_threads(threads)
+    S = {1: 300, 2: 20, 3: 7}[nsp]
+    s = {1: 3, 2: 2, 3: 2}[nsp]
+    cases = [
+        (4, 24, 8, (S,) * nsp, (3,) * nsp, 1, 1, 1, 1),    # tap-major
+        (3, 20, 96, (s,) * nsp, (3,) * nsp, 1, 1, 1, 1),   # channel-major, chunks
+        (2, 48, 40, (S,) * nsp, (1,) * nsp, 1, 0, 1, 1),   # 1x1 direct
+        (2, 16, 24, (S,) * nsp, (1,) * nsp, 2, 0, 1, 1),   # 1x1 strided (col)
+        (2, 32, 48, (S,) * nsp, (3,) * nsp, 1, 1, 1, 4),   # grouped
+        (5, 7, 9, (s + 2,) * nsp, (2,) * nsp, 2, 1, 2, 1),  # strided, dilated, small
+        (1, 300, 6, (s + 2,) * nsp, (3,) * nsp, 1, 1, 1, 1),  # long reduction
+    ]
+    for n, ci, co, L, k, st, pd, dl, g in cases:
+        x = randn(rng, (n, ci) + L, dtype)
+        w = randn(rng, (co, ci // g) + k, dtype)
+        b = randn(rng, (co,), dtype)
+        ref = ref_conv(x, w, b, st, pd, pd, dl, g)
+        tol = tolerance(dtype, reduction_length(ci, g, k))
+        kw = dict(stride=st, padding=pd, dilation=dl, groups=g)
+        check_problem(nsp, x, w, b, kw, ref, tol, True, [Backend.GEMM])
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_unbatched_hwc(dtype):
+    rng = np.random.default_rng(3)
+    for nsp in (1, 2, 3):
+        L = {1: (9,), 2: (6, 7), 3: (4, 5, 3)}[nsp]
+        x = randn(rng, (5,) + L, dtype)
+        xl = np.ascontiguousarray(np.moveaxis(x, 0, -1))            # (*S, C)
+        xin = np.moveaxis(xl, -1, 0)                                 # (C, *S) view
+        w = randn(rng, (6, 5) + (3,) * nsp, dtype)
+        b = randn(rng, (6,), dtype)
+        y = CONV[nsp](xin, w, b, padding=1)
+        ref = ref_conv(x[None], w, b, 1, 1, 1, 1, 1)[0]
+        assert rel_err(y, ref) <= tolerance(dtype, 5 * 3 ** nsp)
+        assert memory_is_last(y, 0) and y.shape == ref.shape
+
+
+def test_disabled_nhwc_path_same_values_and_layout():
+    rng = np.random.default_rng(5)
+    x = randn(rng, (2, 16, 9, 11), np.float64)
+    w = randn(rng, (12, 16, 3, 3), np.float64)
+    xl = to_last(x)
+    y1 = cconv.conv2d(xl, w, padding=1)
+    _layout.set_enabled(False)
+    y0 = cconv.conv2d(xl, w, padding=1)
+    assert memory_is_last(y0) and memory_is_last(y1)
+    assert rel_err(y0, y1) < 1e-13
+    assert rel_err(y1, ref_conv(x, w, None, 1, 1, 1, 1, 1)) < 1e-12
+
+
+def test_channels_last_read_only_and_forced_backends():
+    rng = np.random.default_rng(6)
+    x = randn(rng, (2, 4, 8, 8), np.float32)
+    w = randn(rng, (4, 1, 3, 3), np.float32)  # depthwise: DEPTHWISE and Winograd
+    xl = to_last(x)
+    xl.flags.writeable = False
+    ref = ref_conv(x, w, None, 1, 1, 1, 1, 4)
+    for be in (None, Backend.GEMM, Backend.DEPTHWISE, Backend.WINOGRAD_DEPTHWISE_3X3):
+        y = cconv.conv2d(xl, w, padding=1, groups=4, backend=be)
+        assert rel_err(y, ref) <= 1e-5 and memory_is_last(y), be
+    with pytest.raises(ValueError, match="transpose"):
+        cconv.conv2d(xl, w, padding=1, groups=4, backend=Backend.GEMM_TRANSPOSE)
+
+
+@pytest.mark.parametrize("kind", ["nhcw", "nwhc", "cnhw", "neg_last", "sliced_last", "fortran",
+                                  "last_then_flip_w"])
+def test_other_layouts(kind):
+    """Transposed-but-not-channels-last inputs: right values, whatever layout."""
+    rng = np.random.default_rng(8)
+    x = randn(rng, (2, 6, 7, 9), np.float32)
+    if kind == "nhcw":
+        xin = np.ascontiguousarray(x.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3)
+    elif kind == "nwhc":
+        xin = np.ascontiguousarray(x.transpose(0, 3, 2, 1)).transpose(0, 3, 2, 1)
+    elif kind == "cnhw":
+        xin = np.ascontiguousarray(x.transpose(1, 0, 2, 3)).transpose(1, 0, 2, 3)
+    elif kind == "neg_last":
+        xin = to_last(x[:, ::-1, ::-1, ::-1].copy())[:, ::-1, ::-1, ::-1]
+    elif kind == "sliced_last":
+        big = np.full((2, 12, 9, 12), np.nan, dtype=np.float32)
+        big[:, ::2, :7, :9] = x
+        xin = to_last(big)[:, ::2, :7, :9]
+    elif kind == "fortran":
+        xin = np.asfortranarray(x)
+    else:
+        xin = to_last(x)[..., ::-1][..., ::-1]
+    assert np.array_equal(xin, x)
+    w = randn(rng, (5, 6, 3, 2), np.float32)
+    b = randn(rng, (5,), np.float32)
+    ref = ref_conv(x, w, b, (2, 1), (1, 0), (1, 0), (1, 2), 1)
+    for be in (None, Backend.GEMM):
+        y = cconv.conv2d(xin, w, b, stride=(2, 1), padding=(1, 0), dilation=(1, 2), backend=be)
+        assert rel_err(y, ref) <= 1e-5, (kind, be)
+        out = np.empty_like(ref, dtype=np.float32)
+        cconv.conv2d(xin, w, b, stride=(2, 1), padding=(1, 0), dilation=(1, 2), backend=be, out=out)
+        assert rel_err(out, ref) <= 1e-5, (kind, be)
+
+
+def test_channels_last_weight_and_bias_views():
+    rng = np.random.default_rng(9)
+    x = randn(rng, (3, 8, 6, 6), np.float64)
+    w = randn(rng, (10, 8, 3, 3), np.float64)
+    b = randn(rng, (10,), np.float64)
+    big_b = np.zeros(20)
+    big_b[::2] = b
+    y = cconv.conv2d(to_last(x), to_last(w), big_b[::2], padding=1)
+    assert rel_err(y, ref_conv(x, w, b, 1, 1, 1, 1, 1)) <= 1e-12 and memory_is_last(y)
+
+
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+def test_transposed_conv_channels_last(nsp):
+    rng = np.random.default_rng(10 + nsp)
+    L = {1: (8,), 2: (5, 6), 3: (3, 4, 3)}[nsp]
+    x = randn(rng, (2, 6) + L, np.float32)
+    w = randn(rng, (6, 2) + (3,) * nsp, np.float32)
+    b = randn(rng, (4,), np.float32)
+    ref = ref_conv_transpose(x, w, b, 2, 1, 1, 2, 1)
+    y = CONVT[nsp](to_last(x), w, b, stride=2, padding=1, output_padding=1, groups=2)
+    assert rel_err(y, ref) <= 1e-5 and memory_is_last(y)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_backward_channels_last(dtype):
+    rng = np.random.default_rng(12)
+    x = randn(rng, (2, 12, 9, 8), dtype)
+    w = randn(rng, (8, 6, 3, 3), dtype)
+    ref_y = ref_conv(x, w, None, 2, 1, 1, 1, 2)
+    gy = randn(rng, ref_y.shape, dtype)
+    gi, gw, gb = cconv.convolution_backward(
+        to_last(gy), to_last(x), to_last(w), [8], (2, 2), (1, 1), (1, 1), False, (0, 0), 2,
+        (True, True, True))
+    tol = tolerance(dtype, 200)
+    assert rel_err(gi, ref_conv_grad_input(gy, w, x.shape, 2, 1, 1, 1, 2)) <= tol
+    assert rel_err(gw, ref_conv_grad_weight(x, gy, w.shape, 2, 1, 1, 1, 2)) <= tol
+    assert rel_err(gb, ref_conv_grad_bias(gy)) <= tol
+
+
+def test_zero_sizes_channels_last():
+    x = to_last(np.zeros((0, 3, 5, 5), np.float32))
+    w = np.ones((4, 3, 3, 3), np.float32)
+    assert cconv.conv2d(x, w).shape == (0, 4, 3, 3)
+    x = to_last(np.ones((2, 3, 5, 5), np.float32))
+    y = cconv.conv2d(x, np.ones((4, 3, 5, 5), np.float32))
+    assert y.shape == (2, 4, 1, 1) and np.allclose(y, 75)
+
+
+# ------------------------------------------------------------------ torch
+
+
+try:
+    import torch as _torch
+except Exception:  # pragma: no cover - torch is optional
+    _torch = None
+
+
+@pytest.mark.skipif(_torch is None, reason="torch not importable")
+@pytest.mark.filterwarnings("ignore:Using padding=.same. with even kernel")
+@pytest.mark.parametrize("seed", range(30))
+def test_against_torch_channels_last(seed):
+    rng = np.random.default_rng(2000 + seed)
+    nsp = [1, 2, 3][seed % 3]
+    dtype = [np.float32, np.float64][seed % 2]
+    x, w, b, kw, ref, tol = make_problem(rng, nsp, dtype, big=seed % 2 == 0, n=2)
+    xl = to_last(x)
+    y = CONV[nsp](xl, w, b, **kw)
+    tx = _torch.from_numpy(np.ascontiguousarray(x))
+    if nsp == 2:
+        tx = tx.contiguous(memory_format=_torch.channels_last)
+    elif nsp == 3:
+        tx = tx.contiguous(memory_format=_torch.channels_last_3d)
+    else:
+        tx = _torch.from_numpy(np.ascontiguousarray(np.moveaxis(x, 1, -1))).transpose(1, 2)
+    tb = None if b is None else _torch.from_numpy(b)
+    f = getattr(_torch.nn.functional, f"conv{nsp}d")
+    with _torch.no_grad():
+        ty = f(tx, _torch.from_numpy(w), tb, **kw)
+    r = ty.numpy()
+    assert rel_err(y, r) <= max(tol, 1e-5 if dtype == np.float32 else 1e-11)
+    assert rel_err(y, ref) <= tol
+    if min(ty.shape) > 1:
+        # cconv always keeps channels last (as torch's channels_last format
+        # means to); torch 2.x does so for 2-D and for float32 3-D, while its
+        # float64/float16 3-D CPU kernels fall back to contiguous output
+        assert memory_is_last(y)
+        mf = {2: _torch.channels_last, 3: _torch.channels_last_3d}.get(nsp)
+        if mf is not None and ty.is_contiguous(memory_format=mf):
+            assert tuple(s // y.itemsize for s in y.strides) == tuple(ty.stride())
+        if nsp == 2 or (nsp == 3 and dtype == np.float32):
+            assert ty.is_contiguous(memory_format=mf)
