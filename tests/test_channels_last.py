@@ -359,3 +359,28 @@ def test_against_torch_channels_last(seed):
             assert tuple(s // y.itemsize for s in y.strides) == tuple(ty.stride())
         if nsp == 2 or (nsp == 3 and dtype == np.float32):
             assert ty.is_contiguous(memory_format=mf)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_nhwc_kernel_direct(seed):
+    """src/nhwc_conv.c itself, also where the dispatcher keeps the copy path
+    (grouped kxk with few channels per group): both result layouts, 1 and 2
+    threads, both col orders."""
+    from cconv._params import make_params
+
+    rng = np.random.default_rng(3000 + seed)
+    nsp = 1 + seed % 3
+    dtype = [np.float32, np.float64][seed % 2]
+    x, w, b, kw, ref, tol = make_problem(rng, nsp, dtype, big=seed % 4 == 0,
+                                         groups=int(rng.choice([1, 2, 3, 4])))
+    set_threads(1 + (seed // 2) % 2)
+    p = make_params(x.shape, w.shape, None if b is None else b.shape, kw["stride"],
+                    kw["padding"], kw["dilation"], False, 0, kw["groups"], "conv", dtype)
+    p = p.with_dtype(dtype)
+    xl = to_last(x)
+    y = _layout.empty_channels_last(ref.shape, dtype)
+    _layout._run_nhwc(p, xl, w, b, y, True)
+    assert rel_err(y, ref) <= tol and memory_is_last(y)
+    y0 = np.full(ref.shape, np.nan, dtype=dtype)
+    _layout._run_nhwc(p, xl, w, b, y0, False)
+    assert rel_err(y0, ref) <= tol
