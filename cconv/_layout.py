@@ -106,10 +106,13 @@ def forward(p, x, w, b, out, backend, need_backward, fallback):
             x32 = x.astype(np.float32)  # order 'K': stays channels last
             if x32.flags.c_contiguous or not is_channels_last(x32):
                 x32 = x32.transpose(_to_last(x.ndim)).copy().transpose(_to_first(x.ndim))
-            y32 = empty_channels_last(p.output_shape, np.float32)
-            _run_nhwc(p.with_dtype(np.float32), x32, w, b, y32, True)
+            p32 = p.with_dtype(np.float32)
             if out is None:
-                return y32.astype(dt)
+                y32 = empty_channels_last(p.output_shape, np.float32)
+                _run_nhwc(p32, x32, w, b, y32, True)
+                return y32.astype(dt)  # order 'K': stays channels last
+            y32 = np.empty(p.output_shape, np.float32)
+            _run_nhwc(p32, x32, w, b, y32, False)
             out[...] = y32
             return out
         pr = p.with_dtype(dt)

@@ -268,6 +268,24 @@ def test_other_layouts(kind):
         assert rel_err(out, ref) <= 1e-5, (kind, be)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_read_only_channels_last_nhwc_path(dtype):
+    rng = np.random.default_rng(11)
+    x = randn(rng, (2, 8, 7, 6), dtype)
+    w = randn(rng, (6, 8, 3, 3), dtype)
+    b = randn(rng, (6,), dtype)
+    xl, wr, br = to_last(x), w.copy(), b.copy()
+    for a in (xl, wr, br):
+        a.flags.writeable = False
+    ref = ref_conv(x, w, b, 1, 1, 1, 1, 1)
+    tol = tolerance(dtype, 72)
+    y = cconv.conv2d(xl, wr, br, padding=1)
+    assert rel_err(y, ref) <= tol and memory_is_last(y) and y.dtype == dtype
+    out = np.empty(ref.shape, dtype)
+    assert cconv.conv2d(xl, wr, br, padding=1, out=out) is out
+    assert rel_err(out, ref) <= tol
+
+
 def test_channels_last_weight_and_bias_views():
     rng = np.random.default_rng(9)
     x = randn(rng, (3, 8, 6, 6), np.float64)
