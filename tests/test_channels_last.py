@@ -402,3 +402,42 @@ def test_nhwc_kernel_direct(seed):
     y0 = np.full(ref.shape, np.nan, dtype=dtype)
     _layout._run_nhwc(p, xl, w, b, y0, False)
     assert rel_err(y0, ref) <= tol
+
+
+def test_convolution_entry_select_backend_and_benchmark_mode():
+    rng = np.random.default_rng(13)
+    x = randn(rng, (2, 24, 10, 9), np.float32)
+    w = randn(rng, (16, 24, 3, 3), np.float32)
+    b = randn(rng, (16,), np.float32)
+    xl = to_last(x)
+    ref = ref_conv(x, w, b, 1, 1, 1, 1, 1)
+    y = cconv.convolution(xl, w, b, (1, 1), (1, 1), (1, 1), False, (0, 0), 1)
+    assert rel_err(y, ref) <= 1e-5 and memory_is_last(y)
+    assert cconv.select_backend(xl, w, b, padding=1) is Backend.GEMM
+    from cconv import _autotune
+
+    with _autotune.benchmark(True):
+        for _ in range(2):
+            y = cconv.conv2d(xl, w, b, padding=1)
+            assert rel_err(y, ref) <= 1e-5 and memory_is_last(y)
+    _autotune.clear()
+
+
+def test_concurrent_calls_channels_last():
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(14)
+    probs = []
+    for i in range(8):
+        x = randn(rng, (2, 16 + i, 12, 11), np.float32)
+        w = randn(rng, (8 + i, 16 + i, 3, 3), np.float32)
+        probs.append((to_last(x), w, ref_conv(x, w, None, 1, 1, 1, 1, 1)))
+    set_threads(2)
+
+    def run(k):
+        xl, w, ref = probs[k % len(probs)]
+        y = cconv.conv2d(xl, w, padding=1)
+        return rel_err(y, ref) <= 1e-5 and memory_is_last(y)
+
+    with ThreadPoolExecutor(4) as ex:
+        assert all(ex.map(run, range(32)))
