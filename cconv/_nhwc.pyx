@@ -84,3 +84,25 @@ def fwd(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, rea
         raise MemoryError("cconv: the convolution's scratch memory is smaller than the kernel needs")
     if rc != CC_OK:
         raise ValueError("cconv: the channels-last kernel rejected the convolution geometry")
+
+
+cdef extern from "transpose.h" nogil:
+    int cc_transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
+                     const void *src, void *dst, int nthreads)
+
+
+def transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
+              const unsigned char[::1] src, unsigned char[::1] dst, int nthreads):
+    """dst[b][c][r] = src[b][r][c] (raw bytes, elements of elsize bytes)."""
+    cdef int64_t n = batch * rows * cols * elsize
+    if src.shape[0] != n or dst.shape[0] != n:
+        raise ValueError("cconv: transpose buffers of the wrong size")
+    if n == 0:
+        return
+    cdef const void *ps = <const void *>&src[0]
+    cdef void *pd = <void *>&dst[0]
+    cdef int rc
+    with nogil:
+        rc = cc_transpose(batch, rows, cols, elsize, ps, pd, nthreads)
+    if rc != CC_OK:
+        raise ValueError(f"cconv: transpose cannot handle elements of {elsize} bytes")

@@ -441,3 +441,20 @@ def test_concurrent_calls_channels_last():
 
     with ThreadPoolExecutor(4) as ex:
         assert all(ex.map(run, range(32)))
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("shape", [(3, 37, 41, 5), (2, 9, 11, 40), (1, 33, 64), (2, 3, 4, 5, 17),
+                                   (1, 1, 1, 9), (0, 4, 4, 12), (2, 70, 70, 40)])
+def test_layout_copies(shape, dtype):
+    """_layout's copies between channels last and channels first (the tiled
+    C transpose for every element size), 1 and 2 threads."""
+    rng = np.random.default_rng(15)
+    for nt in (1, 2):
+        set_threads(nt)
+        a = randn(rng, shape, dtype)          # the channels-last buffer
+        x = np.moveaxis(a, -1, 1)
+        c = _layout.to_channels_first(x)
+        assert c.flags.c_contiguous and c.dtype == a.dtype and np.array_equal(c, x)
+        d = _layout.to_channels_last(c)
+        assert memory_is_last(d) and np.array_equal(d, x)
