@@ -256,6 +256,45 @@ def test_specialised_2d(dtype, in_, k, stride, pad, isa_guard):
     check_case(Case(2, 3, 1 + (pad[0] % 2) * 2, in_, k, stride, pad, (1, 1)), dtype, rng)
 
 
+def _adj2_cases():
+    """Geometries whose grad_input rows run the one-pass stride-2 kernel
+    (adj2): horizontal stride 2, dilation 1, 3 or 5 taps, with every
+    horizontal padding parity, odd and even widths around the vector
+    lengths (1, 2, 4, 8, 16 pairs and the tails), asymmetric padding (so
+    more or fewer gradient columns than the padding implies), other vertical/depth
+    strides and dilations, 1-D to 3-D, multipliers 1-3."""
+    rng = np.random.default_rng(22)
+    cases = []
+    for kw in (3, 5):
+        for pw in range(0, 5):
+            for iw in (1, 2, 3, 7, 15, 16, 17, 31, 33, 47, 64, 65, 70):
+                pa = max(0, pw + int(rng.integers(-1, 2)))  # asymmetric padding too
+                if iw + pw + pa < kw:
+                    continue
+                nsp = int(rng.integers(1, 4))
+                lead = []
+                for _ in range(nsp - 1):
+                    k = int(rng.integers(1, 4))
+                    d = int(rng.integers(1, 3))
+                    ii = int(rng.integers(k * d, k * d + 6))
+                    lead.append((ii, k, int(rng.integers(1, 4)), int(rng.integers(0, 3)), d))
+                in_ = tuple(t[0] for t in lead) + (iw,)
+                k = tuple(t[1] for t in lead) + (kw,)
+                st = tuple(t[2] for t in lead) + (2,)
+                pd = tuple(t[3] for t in lead) + (pw,)
+                dl = tuple(t[4] for t in lead) + (1,)
+                cases.append(Case(int(rng.integers(1, 3)), int(rng.integers(1, 4)),
+                                  int(rng.integers(1, 4)), in_, k, st, pd, dl, pd[:-1] + (pa,)))
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stride2_adjoint_rows(dtype, isa_guard):
+    rng = np.random.default_rng(5)
+    for i, case in enumerate(_adj2_cases()):
+        check_case(case, dtype, rng, use_bias=bool(i % 2), nt=1 + i % 2)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", [
     Case(1, 2, 1, (1, 1), (3, 3), (1, 1), (1, 1), (1, 1)),       # input smaller than the kernel

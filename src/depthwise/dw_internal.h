@@ -29,6 +29,13 @@
  *          accumulator vp[i] gets, lane by lane, partial sums of
  *          sum_{r<nrows} sum_{x<n} g[r][x] * src[r*ne+e][off[t] + x]
  *          (lanes >= V of the ISA untouched).  g rows are read only for x < n.
+ *   adj2   one grad_input row of a stride-2, dilation-1 conv with K = 3 or 5
+ *          horizontal taps (L = (K-1)/2), in one pass:
+ *          out[i] = init + sum_{e<ne} sum_{kw<K: i+pw-kw even}
+ *                                 wr[e][kw] * g[e][(i + pw - kw)/2 + L],
+ *          0 <= i < n; g rows are zero-padded gradient rows (g[e][u] =
+ *          gy[u - L]) readable up to u < n/2 + (pw+1)/2 + L + DW_VMAX + 1.
+ *          adj2[K == 5].
  *   split2 even[c] = x[2c], odd[c] = x[2c+1], c < npairs.
  *   join2  out[2c] = even[c], out[2c+1] = odd[c], c < npairs.
  */
@@ -81,6 +88,9 @@
     typedef void (*dw_wg_##SFX##_fn)(int64_t n, int nrows, const T *const *g, \
                                      int ne, const T *const *src, int nt,     \
                                      const int64_t *off, T *const *vp);       \
+    typedef void (*dw_adj2_##SFX##_fn)(int64_t n, int ne, const T *const *g,  \
+                                       const T *const *wr, int64_t pw, T init,\
+                                       T *out);                               \
     typedef void (*dw_split2_##SFX##_fn)(const T *x, int64_t npairs, T *even, \
                                          T *odd);                             \
     typedef void (*dw_join2_##SFX##_fn)(const T *even, const T *odd,          \
@@ -90,6 +100,7 @@
         dw_rows_##SFX##_fn rows;                                              \
         dw_plane_##SFX##_fn plane[2][2]; /* [K == 5][S == 2] */               \
         dw_wg_##SFX##_fn wg;                                                  \
+        dw_adj2_##SFX##_fn adj2[2]; /* [K == 5] */                            \
         dw_split2_##SFX##_fn split2;                                          \
         dw_join2_##SFX##_fn join2;                                            \
     } dw_kern_##SFX;
@@ -109,6 +120,10 @@ DW_KERNEL_TYPES(double, f64)
     DW_HIDDEN void cc_dw_wg_##SFX##_##ISA(int64_t, int, const T *const *, int,\
                                           const T *const *, int,              \
                                           const int64_t *, T *const *);       \
+    DW_HIDDEN void cc_dw_a2k3_##SFX##_##ISA(int64_t, int, const T *const *,   \
+                                            const T *const *, int64_t, T, T *);\
+    DW_HIDDEN void cc_dw_a2k5_##SFX##_##ISA(int64_t, int, const T *const *,   \
+                                            const T *const *, int64_t, T, T *);\
     DW_HIDDEN void cc_dw_split2_##SFX##_##ISA(const T *, int64_t, T *, T *);  \
     DW_HIDDEN void cc_dw_join2_##SFX##_##ISA(const T *, const T *, int64_t,   \
                                              T *);                            \
@@ -153,6 +168,25 @@ static inline int64_t dw_mod(int64_t a, int64_t b)
 {
     int64_t r = a % b;
     return r < 0 ? r + b : r;
+}
+
+/* *q = a / s when a >= 0 and s divides a (then 1), else 0.  Strides 1 and 2
+ * without a division: the drivers call this per row and tap, where an
+ * integer division costs more than the row's arithmetic. */
+static inline int dw_exact_div(int64_t a, int64_t s, int64_t *q)
+{
+    if (a < 0)
+        return 0;
+    if (s == 1) {
+        *q = a;
+        return 1;
+    }
+    if (s == 2) {
+        *q = a >> 1;
+        return !(a & 1);
+    }
+    *q = a / s;
+    return a % s == 0;
 }
 
 /* Zeroed memory aligned to 64 bytes; NULL on failure or overflow. */
