@@ -254,8 +254,14 @@ static inline void *dw_cache_get(dw_cache *c, int64_t slot, int64_t tag, int *mi
     return p;
 }
 
-/* Work below this many multiply-adds runs on one thread. */
-#define DW_MIN_PARALLEL_WORK ((int64_t)1 << 16)
+/* Calls whose cost (dw_cost: about 20 units per microsecond on one core)
+ * is below this run on one thread: about 50 us of single-thread work.
+ * Measured (AMD EPYC, 2 cores, AVX2, 3x3): with warm OpenMP workers 2
+ * threads win from ~0.2M multiply-adds on (19 -> 15 us), but a worker that
+ * has gone to sleep (libgomp spins 0.2-1 ms after a region) costs a futex
+ * wake-up, tens of microseconds on an idle VM and milliseconds on a busy
+ * one; below this cost the gain cannot pay for it. */
+#define DW_MIN_PARALLEL_COST 1.0e6
 
 /* The geometry, unpacked. */
 typedef struct dw_dims {
@@ -280,11 +286,21 @@ static inline void dw_dims_get(const cc_geom *g, dw_dims *d)
 
 static inline int64_t dw_round_up(int64_t a, int64_t b) { return dw_cdiv(a, b) * b; }
 
-/* OpenMP threads for `work` multiply-adds spread over `items` items. */
-static inline int dw_threads(int nthreads, int64_t work, int64_t items)
+/* Cost of a call in the units of DW_MIN_PARALLEL_COST (in double: no
+ * overflow for any geometry): its multiply-adds, 2 per element of input and
+ * output (memory traffic) and 300 per output row of one channel (the
+ * drivers' per-row work: row buffers, tap lists, kernel calls; small planes
+ * of many channels are dominated by it). */
+static inline double dw_cost(double macs, double elems, double rows)
+{
+    return macs + 2.0 * elems + 300.0 * rows;
+}
+
+/* OpenMP threads for a call of the given cost spread over `items` items. */
+static inline int dw_threads(int nthreads, double cost, int64_t items)
 {
     int64_t nt = nthreads < 1 ? 1 : nthreads;
-    if (work < DW_MIN_PARALLEL_WORK)
+    if (cost < DW_MIN_PARALLEL_COST)
         nt = 1;
     if (nt > items)
         nt = items < 1 ? 1 : items;
