@@ -1,6 +1,10 @@
 /* grad_bias: the sum of grad_output over batch and space, per channel.
  * float32 sums in double; each channel is one OpenMP work item and its sum
- * runs in a fixed order, so the result does not depend on the threads. */
+ * runs in a fixed order, so the result does not depend on the threads.
+ * A row is summed in 8 interleaved double accumulators (combined in a fixed
+ * order): one running sum is a chain of dependent adds, 4 cycles each, which
+ * made the bias gradient of a 144x56x56 map (0.45 M values) take as long as
+ * its whole weight gradient (~0.5 ms); 8 chains keep the adders busy. */
 #include "cconv.h"
 
 void cc_bias_grad_f32(int64_t batch, int64_t channels, int64_t spatial,
@@ -10,8 +14,12 @@ void cc_bias_grad_f32(int64_t batch, int64_t channels, int64_t spatial,
         double s = 0.0;
         for (int64_t n = 0; n < batch; ++n) {
             const float *row = gy + (n * channels + c) * spatial;
-            double part = 0.0;
-            for (int64_t j = 0; j < spatial; ++j) part += row[j];
+            double a[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+            int64_t j = 0;
+            for (; j + 8 <= spatial; j += 8)
+                for (int k = 0; k < 8; ++k) a[k] += row[j + k];
+            double part = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+            for (; j < spatial; ++j) part += row[j];
             s += part;
         }
         gb[c] = (float)s;
