@@ -14,18 +14,22 @@ static inline int omp_get_thread_num(void) { return 0; }
 #define IG_T float
 #define IG_SFX f32
 #define IG_KERN cc_ig_kern_f32
+#define IG_KERN_T ig_kern_f32
 #include "ig_conv_impl.h"
 #undef IG_T
 #undef IG_SFX
 #undef IG_KERN
+#undef IG_KERN_T
 
 #define IG_T double
 #define IG_SFX f64
 #define IG_KERN cc_ig_kern_f64
+#define IG_KERN_T ig_kern_f64
 #include "ig_conv_impl.h"
 #undef IG_T
 #undef IG_SFX
 #undef IG_KERN
+#undef IG_KERN_T
 
 int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return -1;

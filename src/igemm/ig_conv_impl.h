@@ -67,7 +67,8 @@ static void IG_FN(ig_band_)(const cc_geom *g, const ig_plan *p, const IG_T *xg, 
 
 static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, const IG_T *ap,
                             const int64_t *koff, const IG_T *bias, IG_T *y, IG_T *band,
-                            IG_T *bp, IG_T *tile, int64_t *poff, int64_t it) {
+                            IG_T *bp, IG_T *tile, int64_t *poff, int64_t it,
+                            const IG_KERN_T *kern) {
     const int mr = p->mr, nr = p->nr;
     const int64_t Do = g->out[0], Ho = g->out[1], Wo = g->out[2];
     const int64_t plane = Do * Ho * Wo;
@@ -89,36 +90,26 @@ static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, c
     /* a tile's positions are consecutive outputs: whole rows, or part of one */
     IG_T *ybase = y + ((n * g->c_out + gi * p->cog) * Do + od) * Ho * Wo + oh0 * Wo + ow0;
     if (p->direct) {
-        /* wide positions q = r * Wph + c over the band, kept where c < Wtt */
+        /* wide positions q = r * Wph + c over the band, kept where c < Wtt;
+         * the micro-kernel writes whole panels of a wide C block (bp), whose
+         * output columns are then copied to y with the bias */
         const int64_t Wb = p->Wph, nqw = (Rr - 1) * Wb + Wtt;
+        const int64_t ldw = ig_round_up(nqw, nr);
+        IG_T *cw = bp;
         for (int64_t pc = 0; pc < p->K; pc += p->kc) {
             const int64_t kcc = cc_min64(p->kc, p->K - pc);
-            const int first = pc == 0;
-            for (int64_t q0 = 0; q0 < nqw; q0 += nr) {
-                const int64_t nq = cc_min64(nr, nqw - q0);
-                for (int64_t ip = 0; ip < npan; ++ip) {
-                    const int64_t co = (pan0 + ip) * mr, nm = cc_min64(mr, p->cog - co);
-                    const IG_T *apan = ap + ((gi * p->mpan + pan0 + ip) * p->K + pc) * mr;
-                    const IG_T *brow = bias ? bias + gi * p->cog + co : NULL;
-                    IG_KERN()->ukri(kcc, apan, band + q0, koff + pc, tile, nr, 1, NULL);
-                    /* runs of one wide row; their first Wtt - c columns are outputs */
-                    int64_t rr = q0 / Wb, c0 = q0 % Wb;
-                    for (int64_t j = 0; j < nq; c0 = 0, ++rr) {
-                        const int64_t run = cc_min64(nq - j, Wb - c0);
-                        const int64_t nv = cc_min64(run, Wtt - c0);
-                        for (int64_t i = 0; nv > 0 && i < nm; ++i) {
-                            IG_T *dst = ybase + (co + i) * plane + rr * Wo + c0;
-                            const IG_T *t = tile + i * nr + j;
-                            if (first) {
-                                const IG_T bv = brow ? brow[i] : (IG_T)0;
-                                for (int64_t u = 0; u < nv; ++u) dst[u] = bv + t[u];
-                            } else {
-                                for (int64_t u = 0; u < nv; ++u) dst[u] += t[u];
-                            }
-                        }
-                        j += run;
-                    }
-                }
+            for (int64_t q0 = 0; q0 < nqw; q0 += nr)
+                for (int64_t ip = 0; ip < npan; ++ip)
+                    kern->ukri(kcc, ap + ((gi * p->mpan + pan0 + ip) * p->K + pc) * mr,
+                               band + q0, koff + pc, cw + ip * mr * ldw + q0, ldw, pc == 0, NULL);
+        }
+        const int64_t co0 = pan0 * mr, nco = cc_min64(npan * mr, p->cog - co0);
+        for (int64_t i = 0; i < nco; ++i) {
+            const IG_T bv = bias ? bias[gi * p->cog + co0 + i] : (IG_T)0;
+            for (int64_t rr = 0; rr < Rr; ++rr) {
+                IG_T *dst = ybase + (co0 + i) * plane + rr * Wo;
+                const IG_T *src = cw + i * ldw + rr * Wb;
+                for (int64_t c = 0; c < Wtt; ++c) dst[c] = src[c] + bv;
             }
         }
         return;
@@ -157,9 +148,9 @@ static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, c
                 IG_T *c = ybase + co * plane + q0;
                 const IG_T *brow = bias ? bias + gi * p->cog + co : NULL;
                 if (nm == mr && nq == nr) {
-                    IG_KERN()->ukr(kcc, apan, bpan, c, plane, first, brow);
+                    kern->ukr(kcc, apan, bpan, c, plane, first, brow);
                 } else {
-                    IG_KERN()->ukr(kcc, apan, bpan, tile, nr, 1, NULL);
+                    kern->ukr(kcc, apan, bpan, tile, nr, 1, NULL);
                     for (int64_t i = 0; i < nm; ++i)
                         for (int64_t j = 0; j < nq; ++j) {
                             const IG_T prev = first ? (brow ? brow[i] : (IG_T)0) : c[i * plane + j];
@@ -182,8 +173,9 @@ int IG_FN(cc_conv_fwd_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *w, co
         return CC_OK;
     }
     const int es = (int)sizeof(IG_T);
+    const IG_KERN_T *kern = IG_KERN(); /* looked up once per call */
     ig_plan p;
-    ig_plan_make(g, nthreads, es, IG_KERN()->mr, IG_KERN()->nr, &p);
+    ig_plan_make(g, nthreads, es, kern->mr, kern->nr, &p);
     if (ig_plan_bytes(&p, es) > ws_bytes || ws == NULL) return CC_ERR_NOMEM;
     /* carve the workspace (64-byte aligned pieces) */
     uintptr_t at = ((uintptr_t)ws + 63) & ~(uintptr_t)63;
@@ -197,7 +189,7 @@ int IG_FN(cc_conv_fwd_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *w, co
     const int64_t al = 64 / es;
     const int64_t band_sz = ig_round_up(p.band_elems, al), bp_sz = ig_round_up(p.bp_elems, al);
     const int64_t poff_sz = ig_round_up(p.npos * 8, 64) / 8;
-    const int64_t nr_pad = p.nr; /* direct mode: B block slot is NR elements */
+    const int64_t nr_pad = p.nr; /* direct mode: the band is read up to NR past its end */
 
     const int64_t kk = p.kk, kw = g->k[2], khw = g->k[1] * g->k[2];
     for (int64_t k = 0; k < p.K; ++k) {
@@ -237,7 +229,7 @@ int IG_FN(cc_conv_fwd_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *w, co
             memset(band + p.band_elems, 0, (size_t)(band_sz - p.band_elems + nr_pad) * sizeof(IG_T));
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < p.items; ++it)
-            IG_FN(ig_item_)(g, &p, x, ap, koff, bias, y, band, bp, tile, poff, it);
+            IG_FN(ig_item_)(g, &p, x, ap, koff, bias, y, band, bp, tile, poff, it, kern);
     }
     return CC_OK;
 }

@@ -113,8 +113,10 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     p->items = base * p->nchunks;
     if (p->items < p->nt) p->nt = (int)cc_max64(1, p->items);
     p->ap_elems = g->groups * p->mpan * mr * p->K;
-    /* direct: no B block, but the band is read up to NR past its end */
-    p->bp_elems = p->direct ? nr : p->kc * ig_round_up(p->npos, nr);
+    /* direct: no B block but a wide C block (the item's channels x wide
+     * positions, whole micro-panels), and the band is read up to NR past its end */
+    p->bp_elems = p->direct ? p->chunk * mr * ig_round_up((R - 1) * p->Wph + Wt, nr) + nr
+                            : p->kc * ig_round_up(p->npos, nr);
     /* band + B block + one MR x NR tile, each rounded to 64 bytes */
     const int64_t al = 64 / elsize;
     p->per_thread = ig_round_up(p->band_elems, al) + ig_round_up(p->bp_elems, al) +
