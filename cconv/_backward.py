@@ -136,22 +136,6 @@ def _params(fn: str, input_shape, weight_shape, bias_sizes, stride, padding, dil
 # --------------------------------------------------------------------------
 # the three gradients, array-generic (user dtype float32/64 or complex)
 # --------------------------------------------------------------------------
-def _contig(xp, a, dtype):
-    """C-contiguous real array for a kernel.  The Cython wrappers take
-    writable buffers (``real[::1]``), so a read-only NumPy array is copied."""
-    a = real_contig(xp, a, dtype)
-    if xp is np and not a.flags.writeable:
-        a = a.copy()
-    return a
-
-
-def _writable(xp, a):
-    """``a``, copied when it is a read-only NumPy array (for forward_any)."""
-    if a is not None and xp is np and not a.flags.writeable:
-        return a.copy()
-    return a
-
-
 def _bilinear(xp, shape, dt, real_fn, a, b, conj_a: bool, conj_b: bool):
     """``real_fn`` (real bilinear, writes a new array of ``shape``) applied to
     ``(conj_a ? conj(a) : a, conj_b ? conj(b) : b)``.
@@ -195,7 +179,7 @@ def grad_input_of(p: ConvParams, xp, gy, w, backend=None):
 
     def real_fn(g, ww):
         out = xp.empty(shape, dtype=cdt)
-        return run_real("grad_input", pr, xp, _contig(xp, g, cdt), _contig(xp, ww, cdt), None, out,
+        return run_real("grad_input", pr, xp, real_contig(xp, g, cdt), real_contig(xp, ww, cdt), None, out,
                         backend, need_backward=True)
 
     return _bilinear(xp, shape, dt, real_fn, gy, w, False, True)
@@ -213,7 +197,7 @@ def grad_weight_of(p: ConvParams, xp, x, gy, weight_shape, backend=None):
 
     def real_fn(xx, g):
         out = xp.empty(shape, dtype=cdt)
-        return run_real("grad_weight", pr, xp, _contig(xp, xx, cdt), _contig(xp, g, cdt), None, out,
+        return run_real("grad_weight", pr, xp, real_contig(xp, xx, cdt), real_contig(xp, g, cdt), None, out,
                         backend, need_backward=True)
 
     return _bilinear(xp, shape, dt, real_fn, x, gy, True, False)
@@ -226,7 +210,7 @@ def _sum_bias_real(xp, gy, cdt):
         from . import _kernels
         from ._config import get_num_threads
 
-        g = _contig(xp, gy, cdt)
+        g = real_contig(xp, gy, cdt)
         out = np.empty((c,), dtype=cdt)
         if c:
             _kernels.bias_grad(n, c, _prod(gy.shape[2:]), g.reshape(-1), out, get_num_threads())
@@ -381,12 +365,11 @@ def convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, paddin
 
     ggO = None
     if ggI is not None or ggW is not None or ggb is not None:
-        b = _writable(xp, ggb) if p.c_out == nb else None   # ggb rides along as a bias
+        b = ggb if p.c_out == nb else None   # ggb rides along as a bias
         terms = [(a, ww) for a, ww in ((ggI, weight), (input, ggW)) if a is not None and ww is not None]
         if _prod(p.output_shape) == 0 or input.size == 0 or weight.size == 0:
             terms = []   # nothing to convolve: ggO is ggb broadcast (or zeros)
         for a, ww in terms:
-            a, ww = _writable(xp, a), _writable(xp, ww)
             if ggO is None:
                 ggO = forward_any(p, xp, a, ww, b, backend=backend)
             else:

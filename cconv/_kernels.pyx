@@ -85,6 +85,10 @@ cdef inline void *_p(real[::1] a) noexcept nogil:
     return <void *>&a[0] if a is not None and a.shape[0] > 0 else NULL
 
 
+cdef inline const void *_pc(const real[::1] a) noexcept nogil:
+    return <const void *>&a[0] if a is not None and a.shape[0] > 0 else NULL
+
+
 cdef inline void *_pw(unsigned char[::1] a) noexcept nogil:
     return <void *>&a[0] if a is not None and a.shape[0] > 0 else NULL
 
@@ -115,23 +119,23 @@ def workspace_bytes(str kind, tuple geom, int nthreads, int elsize):
     return n
 
 
-def conv_fwd(tuple geom, real[::1] x, real[::1] w, real[::1] b, real[::1] y,
+def conv_fwd(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, real[::1] y,
              unsigned char[::1] ws, int nthreads):
     """y = conv(x, w) + b; b may be None."""
     cdef cc_geom g
     cdef int rc
     _fill(&g, geom)
-    cdef void *px = _p(x)
-    cdef void *pw = _p(w)
-    cdef void *pb = _p(b)
+    cdef const void *px = _pc(x)
+    cdef const void *pw = _pc(w)
+    cdef const void *pb = _pc(b)
     cdef void *py = _p(y)
     cdef void *pws = _pw(ws)
     cdef int64_t nws = ws.shape[0] if ws is not None else 0
     with nogil:
         if real is float:
-            rc = cc_conv_fwd_f32(&g, <float *>px, <float *>pw, <float *>pb, <float *>py, pws, nws, nthreads)
+            rc = cc_conv_fwd_f32(&g, <const float *>px, <const float *>pw, <const float *>pb, <float *>py, pws, nws, nthreads)
         else:
-            rc = cc_conv_fwd_f64(&g, <double *>px, <double *>pw, <double *>pb, <double *>py, pws, nws, nthreads)
+            rc = cc_conv_fwd_f64(&g, <const double *>px, <const double *>pw, <const double *>pb, <double *>py, pws, nws, nthreads)
     _check(rc)
 
 
@@ -142,77 +146,77 @@ def igemm_workspace_bytes(tuple geom, int nthreads, int elsize):
     return cc_conv_fwd_igemm_workspace(&g, nthreads, elsize)
 
 
-def conv_fwd_igemm(tuple geom, real[::1] x, real[::1] w, real[::1] b, real[::1] y,
+def conv_fwd_igemm(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, real[::1] y,
                    unsigned char[::1] ws, int nthreads):
     """y = conv(x, w) + b by the implicit GEMM (src/igemm); b may be None."""
     cdef cc_geom g
     cdef int rc
     _fill(&g, geom)
-    cdef void *px = _p(x)
-    cdef void *pw = _p(w)
-    cdef void *pb = _p(b)
+    cdef const void *px = _pc(x)
+    cdef const void *pw = _pc(w)
+    cdef const void *pb = _pc(b)
     cdef void *py = _p(y)
     cdef void *pws = _pw(ws)
     cdef int64_t nws = ws.shape[0] if ws is not None else 0
     with nogil:
         if real is float:
-            rc = cc_conv_fwd_igemm_f32(&g, <float *>px, <float *>pw, <float *>pb, <float *>py, pws, nws, nthreads)
+            rc = cc_conv_fwd_igemm_f32(&g, <const float *>px, <const float *>pw, <const float *>pb, <float *>py, pws, nws, nthreads)
         else:
-            rc = cc_conv_fwd_igemm_f64(&g, <double *>px, <double *>pw, <double *>pb, <double *>py, pws, nws, nthreads)
+            rc = cc_conv_fwd_igemm_f64(&g, <const double *>px, <const double *>pw, <const double *>pb, <double *>py, pws, nws, nthreads)
     _check(rc)
 
 
-def conv_adj(tuple geom, real[::1] y, real[::1] w, real[::1] b, real[::1] x,
+def conv_adj(tuple geom, const real[::1] y, const real[::1] w, const real[::1] b, real[::1] x,
              unsigned char[::1] ws, int nthreads):
     """x = conv_adjoint(y, w) + b (transposed forward / grad_input)."""
     cdef cc_geom g
     cdef int rc
     _fill(&g, geom)
-    cdef void *py = _p(y)
-    cdef void *pw = _p(w)
-    cdef void *pb = _p(b)
+    cdef const void *py = _pc(y)
+    cdef const void *pw = _pc(w)
+    cdef const void *pb = _pc(b)
     cdef void *px = _p(x)
     cdef void *pws = _pw(ws)
     cdef int64_t nws = ws.shape[0] if ws is not None else 0
     with nogil:
         if real is float:
-            rc = cc_conv_adj_f32(&g, <float *>py, <float *>pw, <float *>pb, <float *>px, pws, nws, nthreads)
+            rc = cc_conv_adj_f32(&g, <const float *>py, <const float *>pw, <const float *>pb, <float *>px, pws, nws, nthreads)
         else:
-            rc = cc_conv_adj_f64(&g, <double *>py, <double *>pw, <double *>pb, <double *>px, pws, nws, nthreads)
+            rc = cc_conv_adj_f64(&g, <const double *>py, <const double *>pw, <const double *>pb, <double *>px, pws, nws, nthreads)
     _check(rc)
 
 
-def conv_wgrad(tuple geom, real[::1] x, real[::1] gy, real[::1] gw,
+def conv_wgrad(tuple geom, const real[::1] x, const real[::1] gy, real[::1] gw,
                unsigned char[::1] ws, int nthreads):
     """gw = d<gy, conv(x, w)>/dw."""
     cdef cc_geom g
     cdef int rc
     _fill(&g, geom)
-    cdef void *px = _p(x)
-    cdef void *pgy = _p(gy)
+    cdef const void *px = _pc(x)
+    cdef const void *pgy = _pc(gy)
     cdef void *pgw = _p(gw)
     cdef void *pws = _pw(ws)
     cdef int64_t nws = ws.shape[0] if ws is not None else 0
     with nogil:
         if real is float:
-            rc = cc_conv_wgrad_f32(&g, <float *>px, <float *>pgy, <float *>pgw, pws, nws, nthreads)
+            rc = cc_conv_wgrad_f32(&g, <const float *>px, <const float *>pgy, <float *>pgw, pws, nws, nthreads)
         else:
-            rc = cc_conv_wgrad_f64(&g, <double *>px, <double *>pgy, <double *>pgw, pws, nws, nthreads)
+            rc = cc_conv_wgrad_f64(&g, <const double *>px, <const double *>pgy, <double *>pgw, pws, nws, nthreads)
     _check(rc)
 
 
-def bias_grad(int64_t batch, int64_t channels, int64_t spatial, real[::1] gy,
+def bias_grad(int64_t batch, int64_t channels, int64_t spatial, const real[::1] gy,
               real[::1] gb, int nthreads):
     """gb[c] = sum over batch and space of gy (batch, channels, spatial)."""
-    cdef void *pgy = _p(gy)
+    cdef const void *pgy = _pc(gy)
     cdef void *pgb = _p(gb)
     if channels == 0:
         return
     with nogil:
         if real is float:
-            cc_bias_grad_f32(batch, channels, spatial, <float *>pgy, <float *>pgb, nthreads)
+            cc_bias_grad_f32(batch, channels, spatial, <const float *>pgy, <float *>pgb, nthreads)
         else:
-            cc_bias_grad_f64(batch, channels, spatial, <double *>pgy, <double *>pgb, nthreads)
+            cc_bias_grad_f64(batch, channels, spatial, <const double *>pgy, <double *>pgb, nthreads)
 
 
 def blas_config():
