@@ -16,19 +16,7 @@ import warnings
 
 from libc.stdint cimport int64_t
 
-cdef extern from "cconv.h" nogil:
-    ctypedef struct cc_geom:
-        int64_t batch
-        int64_t groups
-        int64_t c_in
-        int64_t c_out
-        int64_t[3] in_ "in"
-        int64_t[3] out
-        int64_t[3] k
-        int64_t[3] stride
-        int64_t[3] pad
-        int64_t[3] dil
-    int CC_OK, CC_ERR_NOMEM, CC_ERR_ARG
+from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom, real
 
 cdef extern from "depthwise/depthwise.h" nogil:
     int cc_dw_fwd_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
@@ -49,29 +37,11 @@ cdef extern from "depthwise/depthwise.h" nogil:
     const char *cc_dw_isa()
     int cc_dw_isa_available(const char *name)
 
-ctypedef fused real:
-    float
-    double
-
 ISAS = ("scalar", "avx2", "avx512", "neon")
 
 
 cdef int _fill(cc_geom *g, tuple geom) except -1:
-    """geom = (batch, groups, c_in, c_out, in3, out3, k3, stride3, pad3, dil3)."""
-    cdef int d
-    if len(geom) != 10:
-        raise ValueError(f"geom: expected 10 entries, got {len(geom)}")
-    g.batch = geom[0]
-    g.groups = geom[1]
-    g.c_in = geom[2]
-    g.c_out = geom[3]
-    for d in range(3):
-        g.in_[d] = geom[4][d]
-        g.out[d] = geom[5][d]
-        g.k[d] = geom[6][d]
-        g.stride[d] = geom[7][d]
-        g.pad[d] = geom[8][d]
-        g.dil[d] = geom[9][d]
+    fill_geom(g, geom)
     if not cc_dw_geom_ok(g):
         raise ValueError(f"depthwise kernels cannot run the geometry {geom!r}")
     return 0

@@ -9,19 +9,9 @@ float64 (the callers in cconv/backends ensure it); ``geom`` is the tuple
 """
 from libc.stdint cimport int64_t
 
+from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom, real
+
 cdef extern from "cconv.h" nogil:
-    ctypedef struct cc_geom:
-        int64_t batch
-        int64_t groups
-        int64_t c_in
-        int64_t c_out
-        int64_t[3] in_ "in"
-        int64_t[3] out
-        int64_t[3] k
-        int64_t[3] stride
-        int64_t[3] pad
-        int64_t[3] dil
-    int CC_OK, CC_ERR_NOMEM, CC_ERR_ARG
     int64_t CC_WORKSPACE_CAP
     int64_t cc_conv_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize)
     int64_t cc_conv_adj_workspace(const cc_geom *g, int nthreads, int64_t elsize)
@@ -57,28 +47,7 @@ cdef extern from "cconv.h" nogil:
 cdef extern from "shift_plan.h" nogil:
     int cc_shift_applies(const cc_geom *g)
 
-ctypedef fused real:
-    float
-    double
-
 WORKSPACE_CAP = CC_WORKSPACE_CAP
-
-
-cdef int _fill(cc_geom *g, tuple geom) except -1:
-    """geom = (batch, groups, c_in, c_out, in3, out3, k3, stride3, pad3, dil3)."""
-    cdef int d
-    g.batch = geom[0]
-    g.groups = geom[1]
-    g.c_in = geom[2]
-    g.c_out = geom[3]
-    for d in range(3):
-        g.in_[d] = geom[4][d]
-        g.out[d] = geom[5][d]
-        g.k[d] = geom[6][d]
-        g.stride[d] = geom[7][d]
-        g.pad[d] = geom[8][d]
-        g.dil[d] = geom[9][d]
-    return 0
 
 
 cdef inline void *_p(real[::1] a) noexcept nogil:
@@ -105,7 +74,7 @@ def workspace_bytes(str kind, tuple geom, int nthreads, int elsize):
     """Scratch bytes the 'fwd', 'adj' or 'wgrad' kernel needs."""
     cdef cc_geom g
     cdef int64_t n
-    _fill(&g, geom)
+    fill_geom(&g, geom)
     if kind == "fwd":
         n = cc_conv_fwd_workspace(&g, nthreads, elsize)
     elif kind == "adj":
@@ -119,71 +88,72 @@ def workspace_bytes(str kind, tuple geom, int nthreads, int elsize):
     return n
 
 
-def conv_fwd(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, real[::1] y,
-             unsigned char[::1] ws, int nthreads):
-    """y = conv(x, w) + b; b may be None."""
+cdef enum:
+    _FWD = 0
+    _FWD_IGEMM = 1
+    _ADJ = 2
+
+
+cdef int _conv(int op, tuple geom, const real[::1] a, const real[::1] w, const real[::1] b,
+               real[::1] out, unsigned char[::1] ws, int nthreads) except -1:
+    """out = op(a, w) + b: the forward (by the method cc_conv_fwd_method picks,
+    or the implicit GEMM), or the adjoint."""
     cdef cc_geom g
     cdef int rc
-    _fill(&g, geom)
-    cdef const void *px = _pc(x)
+    fill_geom(&g, geom)
+    cdef const void *pa = _pc(a)
     cdef const void *pw = _pc(w)
     cdef const void *pb = _pc(b)
-    cdef void *py = _p(y)
+    cdef void *po = _p(out)
     cdef void *pws = _pw(ws)
     cdef int64_t nws = ws.shape[0] if ws is not None else 0
     with nogil:
         if real is float:
-            rc = cc_conv_fwd_f32(&g, <const float *>px, <const float *>pw, <const float *>pb, <float *>py, pws, nws, nthreads)
+            if op == _FWD:
+                rc = cc_conv_fwd_f32(&g, <const float *>pa, <const float *>pw, <const float *>pb,
+                                     <float *>po, pws, nws, nthreads)
+            elif op == _FWD_IGEMM:
+                rc = cc_conv_fwd_igemm_f32(&g, <const float *>pa, <const float *>pw, <const float *>pb,
+                                           <float *>po, pws, nws, nthreads)
+            else:
+                rc = cc_conv_adj_f32(&g, <const float *>pa, <const float *>pw, <const float *>pb,
+                                     <float *>po, pws, nws, nthreads)
         else:
-            rc = cc_conv_fwd_f64(&g, <const double *>px, <const double *>pw, <const double *>pb, <double *>py, pws, nws, nthreads)
-    _check(rc)
+            if op == _FWD:
+                rc = cc_conv_fwd_f64(&g, <const double *>pa, <const double *>pw, <const double *>pb,
+                                     <double *>po, pws, nws, nthreads)
+            elif op == _FWD_IGEMM:
+                rc = cc_conv_fwd_igemm_f64(&g, <const double *>pa, <const double *>pw, <const double *>pb,
+                                           <double *>po, pws, nws, nthreads)
+            else:
+                rc = cc_conv_adj_f64(&g, <const double *>pa, <const double *>pw, <const double *>pb,
+                                     <double *>po, pws, nws, nthreads)
+    return _check(rc)
+
+
+def conv_fwd(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, real[::1] y,
+             unsigned char[::1] ws, int nthreads):
+    """y = conv(x, w) + b; b may be None."""
+    _conv(_FWD, geom, x, w, b, y, ws, nthreads)
 
 
 def igemm_workspace_bytes(tuple geom, int nthreads, int elsize):
     """Scratch bytes of the implicit-GEMM forward, or -1 when it cannot run."""
     cdef cc_geom g
-    _fill(&g, geom)
+    fill_geom(&g, geom)
     return cc_conv_fwd_igemm_workspace(&g, nthreads, elsize)
 
 
 def conv_fwd_igemm(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, real[::1] y,
                    unsigned char[::1] ws, int nthreads):
     """y = conv(x, w) + b by the implicit GEMM (src/igemm); b may be None."""
-    cdef cc_geom g
-    cdef int rc
-    _fill(&g, geom)
-    cdef const void *px = _pc(x)
-    cdef const void *pw = _pc(w)
-    cdef const void *pb = _pc(b)
-    cdef void *py = _p(y)
-    cdef void *pws = _pw(ws)
-    cdef int64_t nws = ws.shape[0] if ws is not None else 0
-    with nogil:
-        if real is float:
-            rc = cc_conv_fwd_igemm_f32(&g, <const float *>px, <const float *>pw, <const float *>pb, <float *>py, pws, nws, nthreads)
-        else:
-            rc = cc_conv_fwd_igemm_f64(&g, <const double *>px, <const double *>pw, <const double *>pb, <double *>py, pws, nws, nthreads)
-    _check(rc)
+    _conv(_FWD_IGEMM, geom, x, w, b, y, ws, nthreads)
 
 
 def conv_adj(tuple geom, const real[::1] y, const real[::1] w, const real[::1] b, real[::1] x,
              unsigned char[::1] ws, int nthreads):
-    """x = conv_adjoint(y, w) + b (transposed forward / grad_input)."""
-    cdef cc_geom g
-    cdef int rc
-    _fill(&g, geom)
-    cdef const void *py = _pc(y)
-    cdef const void *pw = _pc(w)
-    cdef const void *pb = _pc(b)
-    cdef void *px = _p(x)
-    cdef void *pws = _pw(ws)
-    cdef int64_t nws = ws.shape[0] if ws is not None else 0
-    with nogil:
-        if real is float:
-            rc = cc_conv_adj_f32(&g, <const float *>py, <const float *>pw, <const float *>pb, <float *>px, pws, nws, nthreads)
-        else:
-            rc = cc_conv_adj_f64(&g, <const double *>py, <const double *>pw, <const double *>pb, <double *>px, pws, nws, nthreads)
-    _check(rc)
+    """x = conv_adjoint(y, w) + b (grad_input, or a transposed forward); b may be None."""
+    _conv(_ADJ, geom, y, w, b, x, ws, nthreads)
 
 
 def conv_wgrad(tuple geom, const real[::1] x, const real[::1] gy, real[::1] gw,
@@ -191,7 +161,7 @@ def conv_wgrad(tuple geom, const real[::1] x, const real[::1] gy, real[::1] gw,
     """gw = d<gy, conv(x, w)>/dw."""
     cdef cc_geom g
     cdef int rc
-    _fill(&g, geom)
+    fill_geom(&g, geom)
     cdef const void *px = _pc(x)
     cdef const void *pgy = _pc(gy)
     cdef void *pgw = _p(gw)
@@ -242,7 +212,7 @@ def fwd_method(tuple geom, int nthreads, int elsize):
     """How conv_fwd computes ``geom``: 'gemm' (1x1, no copy), 'im2col',
     'shift' (GEMM per tap over a band) or 'igemm' (implicit GEMM)."""
     cdef cc_geom g
-    _fill(&g, geom)
+    fill_geom(&g, geom)
     cdef int m = cc_conv_fwd_method(&g, nthreads, elsize)
     if m < 0:
         raise ValueError(f"cconv: the C kernels reject the convolution geometry {geom}")
@@ -252,5 +222,5 @@ def fwd_method(tuple geom, int nthreads, int elsize):
 def shift_applies(tuple geom):
     """True when the forward of ``geom`` runs as shifted GEMMs (no im2col)."""
     cdef cc_geom g
-    _fill(&g, geom)
+    fill_geom(&g, geom)
     return bool(cc_shift_applies(&g))

@@ -8,19 +8,7 @@ Scratch memory is a uint8 array from ``cconv._config.workspace``.
 """
 from libc.stdint cimport int64_t
 
-cdef extern from "cconv.h" nogil:
-    ctypedef struct cc_geom:
-        int64_t batch
-        int64_t groups
-        int64_t c_in
-        int64_t c_out
-        int64_t[3] in_ "in"
-        int64_t[3] out
-        int64_t[3] k
-        int64_t[3] stride
-        int64_t[3] pad
-        int64_t[3] dil
-    int CC_OK, CC_ERR_NOMEM, CC_ERR_ARG
+from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom, real
 
 cdef extern from "nhwc_conv.h" nogil:
     int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize)
@@ -29,32 +17,10 @@ cdef extern from "nhwc_conv.h" nogil:
     int cc_nhwc_fwd_f64(const cc_geom *g, const double *x, const double *w, const double *bias,
                         double *y, int y_cl, void *ws, int64_t ws_bytes, int nthreads)
 
-ctypedef fused real:
-    float
-    double
-
-
-cdef int _fill(cc_geom *g, tuple geom) except -1:
-    """geom = (batch, groups, c_in, c_out, in3, out3, k3, stride3, pad3, dil3)."""
-    cdef int d
-    g.batch = geom[0]
-    g.groups = geom[1]
-    g.c_in = geom[2]
-    g.c_out = geom[3]
-    for d in range(3):
-        g.in_[d] = geom[4][d]
-        g.out[d] = geom[5][d]
-        g.k[d] = geom[6][d]
-        g.stride[d] = geom[7][d]
-        g.pad[d] = geom[8][d]
-        g.dil[d] = geom[9][d]
-    return 0
-
-
 def fwd_workspace_bytes(tuple geom, int nthreads, int elsize):
     """Scratch bytes the channels-last forward needs."""
     cdef cc_geom g
-    _fill(&g, geom)
+    fill_geom(&g, geom)
     cdef int64_t n = cc_nhwc_fwd_workspace(&g, nthreads, elsize)
     if n < 0:
         raise ValueError(f"cconv: the channels-last kernel rejects the convolution geometry {geom}")
@@ -66,7 +32,7 @@ def fwd(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, rea
     """y = conv(x, w) + b for channels-last x; b may be None."""
     cdef cc_geom g
     cdef int rc
-    _fill(&g, geom)
+    fill_geom(&g, geom)
     cdef const void *px = <const void *>&x[0] if x.shape[0] > 0 else NULL
     cdef const void *pw = <const void *>&w[0] if w.shape[0] > 0 else NULL
     cdef const void *pb = <const void *>&b[0] if b is not None and b.shape[0] > 0 else NULL
