@@ -61,19 +61,22 @@ _BODY = textwrap.dedent(
 )
 
 
-def _run(nt: int, layout: str) -> dict:
+def _run(nt: int, layout: str, cwd) -> dict:
     env = dict(os.environ)
     env.pop("OMP_NUM_THREADS", None)
+    # cwd away from the checkout: `python -c` puts the cwd first on sys.path,
+    # and the source tree's cconv/ (no compiled extensions) must not shadow
+    # the installed package
     r = subprocess.run([sys.executable, "-c", _BODY, str(nt), layout], capture_output=True,
-                       text=True, env=env, timeout=600)
+                       text=True, env=env, timeout=600, cwd=cwd)
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize("layout", ["channels_first", "channels_last"])
 @pytest.mark.parametrize("nt", [1, 2])
-def test_large_conv_peak_memory(nt, layout):
-    res = _run(nt, layout)
+def test_large_conv_peak_memory(nt, layout, tmp_path):
+    res = _run(nt, layout, tmp_path)
     assert res["shape"] == [1, 64, 1024, 1024]
     assert res["out_nbytes"] == OUTPUT_MIB << 20
     assert res["err"] < 1e-4
