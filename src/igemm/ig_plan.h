@@ -36,12 +36,12 @@ typedef struct ig_plan {
     int64_t chunk, nchunks;     /* MR panels per item, items along channels */
     int64_t items;
     int64_t ap_elems;           /* packed weight, all groups */
-    int64_t bp_elems;           /* packed B block, per thread */
+    int64_t bp_elems;           /* packed B block (direct: wide C block), per thread */
     int64_t per_thread;         /* elements per thread: band + B block + tile */
     int direct;                 /* 1: B read in place from the band (no packing) */
 } ig_plan;
 
-/* Few output channels per group and stride 1: packing B would cost about as
+/* Few output channels per group: packing B would cost about as
  * much as the product itself (each packed element is used by cog/MR micro-
  * kernel calls only), so the micro-kernel reads the band directly.  Output
  * positions then run over the band's "wide" rows (pitch Wph; the last
