@@ -7,16 +7,6 @@
 #define IG_CAT(a, b) IG_CAT2(a, b)
 #define IG_FN(name) IG_CAT(name, IG_SFX)
 
-/* n elements; constant-count loops for the usual NR so they vectorise */
-static inline void IG_FN(ig_copy_)(IG_T *restrict d, const IG_T *restrict s, int n) {
-    switch (n) {
-    case 24: for (int j = 0; j < 24; ++j) d[j] = s[j]; break;
-    case 12: for (int j = 0; j < 12; ++j) d[j] = s[j]; break;
-    case 48: for (int j = 0; j < 48; ++j) d[j] = s[j]; break;
-    default: for (int j = 0; j < n; ++j) d[j] = s[j]; break;
-    }
-}
-
 /* The zero-padded input band of a tile (ig_plan.h). */
 static void IG_FN(ig_band_)(const cc_geom *g, const ig_plan *p, const IG_T *xg, int64_t od,
                             int64_t oh0, int64_t ow0, int64_t Rr, int64_t Wtt, IG_T *band) {
@@ -126,9 +116,14 @@ static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, c
             const int64_t q0 = jp * nr, nq = cc_min64(nr, npos - q0);
             IG_T *dst = bp + jp * kcc * nr;
             const int64_t *pq = poff + q0;
-            if (nq == nr && pq[nr - 1] - pq[0] == nr - 1) {
-                const IG_T *src = band + pq[0];
-                for (int64_t k = 0; k < kcc; ++k) IG_FN(ig_copy_)(dst + k * nr, src + koff[pc + k], nr);
+            int64_t brk = 1; /* end of the first run of consecutive positions */
+            while (brk < nq && pq[brk] == pq[brk - 1] + 1) ++brk;
+            int runs2 = nq == nr; /* a full panel of one run, or of two (it wraps a row) */
+            for (int64_t j = brk + 1; runs2 && j < nr; ++j) runs2 = pq[j] == pq[j - 1] + 1;
+            if (runs2) {
+                /* reads past a run stay inside this thread's slab (the B block
+                 * follows the band) and are discarded */
+                kern->pack2(kcc, band, koff + pc, pq[0], brk < nr ? pq[brk] - brk : 0, (int)brk, dst);
             } else {
                 for (int64_t k = 0; k < kcc; ++k) {
                     const IG_T *src = band + koff[pc + k];

@@ -6,4 +6,5 @@
 #define IG_NV IG_NV_AVX512
 #define IG_NAME cc_ig_ukr_f32_avx512
 #define IG_NAMEI cc_ig_ukri_f32_avx512
+#define IG_PACK2 cc_ig_pack2_f32_avx512
 #include "ig_ukr.inc"

@@ -7,4 +7,5 @@
 #define IG_NV IG_NV_AVX2
 #define IG_NAME cc_ig_ukr_f64_avx2
 #define IG_NAMEI cc_ig_ukri_f64_avx2
+#define IG_PACK2 cc_ig_pack2_f64_avx2
 #include "ig_ukr.inc"

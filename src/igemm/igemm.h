@@ -35,16 +35,27 @@ typedef void (*ig_ukri_f32)(int64_t kc, const float *a, const float *b, const in
 typedef void (*ig_ukri_f64)(int64_t kc, const double *a, const double *b, const int64_t *boff,
                             double *c, int64_t ldc, int first, const double *bias);
 
+/* Packs kc rows of a B micro-panel from the band: row k is the NR elements
+ * a = band + boff[k] + o0 for j < brk, then b = band + boff[k] + o1 + j for
+ * j >= brk (a panel of positions that wraps one output row: two runs).
+ * brk == NR: one run.  Reads up to NR elements past each run. */
+typedef void (*ig_pack_f32)(int64_t kc, const float *band, const int64_t *boff, int64_t o0,
+                            int64_t o1, int brk, float *dst);
+typedef void (*ig_pack_f64)(int64_t kc, const double *band, const int64_t *boff, int64_t o0,
+                            int64_t o1, int brk, double *dst);
+
 typedef struct ig_kern_f32 {
     int mr, nr;
     ig_ukr_f32 ukr;
     ig_ukri_f32 ukri;
+    ig_pack_f32 pack2;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
     int mr, nr;
     ig_ukr_f64 ukr;
     ig_ukri_f64 ukri;
+    ig_pack_f64 pack2;
 } ig_kern_f64;
 
 /* The kernels of the current instruction set. */
@@ -61,7 +72,11 @@ IG_HIDDEN const ig_kern_f64 *cc_ig_kern_f64(void);
                                         const float *);                                 \
     IG_HIDDEN void cc_ig_ukri_f64_##ISA(int64_t, const double *, const double *,        \
                                         const int64_t *, double *, int64_t, int,        \
-                                        const double *);
+                                        const double *);                                \
+    IG_HIDDEN void cc_ig_pack2_f32_##ISA(int64_t, const float *, const int64_t *, int64_t, \
+                                         int64_t, int, float *);                        \
+    IG_HIDDEN void cc_ig_pack2_f64_##ISA(int64_t, const double *, const int64_t *,        \
+                                         int64_t, int64_t, int, double *);
 IG_DECL(scalar)
 IG_DECL(avx2)
 IG_DECL(avx512)

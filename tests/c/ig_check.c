@@ -33,19 +33,22 @@ typedef struct {
     int mr, nr;
     ig_ukr_f32 f32;
     ig_ukr_f64 f64;
+    ig_pack_f32 p32;
+    ig_pack_f64 p64;
 } isa_t;
 
 static const isa_t isas[] = {
-    {"scalar", IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukr_f64_scalar},
+    {"scalar", IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukr_f64_scalar,
+     cc_ig_pack2_f32_scalar, cc_ig_pack2_f64_scalar},
 #if defined(IG_CHECK_X86)
-    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL},
-    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2},
-    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, NULL},
-    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 8, NULL, cc_ig_ukr_f64_avx512},
+    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL, cc_ig_pack2_f32_avx2, NULL},
+    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2, NULL, cc_ig_pack2_f64_avx2},
+    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, NULL, cc_ig_pack2_f32_avx512, NULL},
+    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 8, NULL, cc_ig_ukr_f64_avx512, NULL, cc_ig_pack2_f64_avx512},
 #endif
 #if defined(__aarch64__)
-    {"neon", IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, NULL},
-    {"neon", IG_MR_NEON, IG_NV_NEON * 2, NULL, cc_ig_ukr_f64_neon},
+    {"neon", IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, NULL, cc_ig_pack2_f32_neon, NULL},
+    {"neon", IG_MR_NEON, IG_NV_NEON * 2, NULL, cc_ig_ukr_f64_neon, NULL, cc_ig_pack2_f64_neon},
 #endif
 };
 
@@ -117,6 +120,37 @@ static int check(const isa_t *isa, int f64, int64_t kc, int64_t ldc, int first, 
     return bad;
 }
 
+/* pack2: rows of two runs (or one) copied exactly, against a naive loop */
+static int check_pack(const isa_t *isa, int f64, int64_t kc, int brk)
+{
+    const int nr = isa->nr;
+    const int64_t nband = 4096;
+    double *band = malloc(sizeof(double) * (size_t)nband);
+    float *band32 = malloc(sizeof(float) * (size_t)nband);
+    int64_t *boff = malloc(sizeof(int64_t) * (size_t)kc);
+    void *dst = malloc(8 * (size_t)(kc * nr));
+    if (!band || !band32 || !boff || !dst) { fprintf(stderr, "out of memory\n"); exit(2); }
+    for (int64_t i = 0; i < nband; i++) { band[i] = (double)i; band32[i] = (float)i; }
+    for (int64_t k = 0; k < kc; k++) boff[k] = ri(0, 1000);
+    const int64_t o0 = ri(0, 1000), o1 = ri(brk, 1000);
+    if (f64) isa->p64(kc, band, boff, o0, o1, brk, dst);
+    else isa->p32(kc, band32, boff, o0, o1, brk, dst);
+    int bad = 0;
+    for (int64_t k = 0; k < kc && !bad; k++)
+        for (int j = 0; j < nr; j++) {
+            const double want = (double)(boff[k] + (j < brk ? o0 : o1) + j);
+            const double got = f64 ? ((double *)dst)[k * nr + j] : ((float *)dst)[k * nr + j];
+            if (got != want) {
+                printf("FAIL pack2 %s %s kc=%lld brk=%d k=%lld j=%d: %g != %g\n", isa->name,
+                       f64 ? "f64" : "f32", (long long)kc, brk, (long long)k, j, got, want);
+                bad = 1;
+                break;
+            }
+        }
+    free(band); free(band32); free(boff); free(dst);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 200;
@@ -135,7 +169,8 @@ int main(int argc, char **argv)
                 const int64_t kc = it < 4 ? it + 1 : ri(1, 300);
                 const int64_t ldc = isas[i].nr + ri(0, 3) * ri(0, 40);
                 failures += check(&isas[i], f64, kc, ldc, (int)ri(0, 1), (int)ri(0, 1));
-                checks++;
+                failures += check_pack(&isas[i], f64, ri(1, 40), (int)ri(1, isas[i].nr));
+                checks += 2;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
