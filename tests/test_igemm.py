@@ -53,9 +53,12 @@ def run_igemm(x, w, b, stride, padding, dilation, groups, nthreads):
     return y
 
 
-def random_case(rng, nsp):
+def random_case(rng, nsp, packed=False):
+    """packed: more than 32 output channels per group (B packed from the band);
+    else few (the micro-kernel reads the band in place)."""
     groups = int(rng.choice([1, 1, 2, 3]))
-    cig, cog = int(rng.integers(1, 7)), int(rng.integers(1, 14))
+    cig = int(rng.integers(1, 7))
+    cog = int(rng.integers(33, 60)) if packed else int(rng.integers(1, 14))
     k = tuple(int(v) for v in rng.integers(1, 4 if nsp > 1 else 6, nsp))
     s = tuple(int(v) for v in rng.integers(1, 4, nsp))
     d = tuple(int(v) for v in rng.integers(1, 3, nsp))
@@ -70,11 +73,12 @@ def random_case(rng, nsp):
 @pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("nsp", [1, 2, 3])
-def test_igemm_random(name, dtype, nsp):
-    rng = np.random.default_rng(zlib.crc32(f"{name} {nsp} {np.dtype(dtype).name}".encode()))
+@pytest.mark.parametrize("packed", [False, True], ids=["direct", "packed"])
+def test_igemm_random(name, dtype, nsp, packed):
+    rng = np.random.default_rng(zlib.crc32(f"{name} {nsp} {np.dtype(dtype).name} {packed}".encode()))
     with isa(name):
-        for _ in range(25):
-            n, groups, cig, cog, size, k, s, d, pad = random_case(rng, nsp)
+        for _ in range(25 if not packed else 12):
+            n, groups, cig, cog, size, k, s, d, pad = random_case(rng, nsp, packed)
             x = rng.standard_normal((n, cig * groups) + size).astype(dtype)
             w = rng.standard_normal((cog * groups, cig) + k).astype(dtype)
             b = rng.standard_normal(cog * groups).astype(dtype) if rng.random() < 0.6 else None
@@ -96,6 +100,12 @@ def test_igemm_random(name, dtype, nsp):
     ((1, 300, 6, 6), (13, 300, 3, 3), 1, 1, 1, 1),
     ((3, 16, 30, 31), (16, 4, 3, 3), 2, 1, 1, 4),
     ((1, 8, 5, 5, 5), (7, 8, 3, 3, 3), 1, 1, 1, 1),
+    # packed B (> 32 channels per group): panels in one row, wrapping one row
+    # (two runs), wrapping two rows (gather), strides 2 and 3, a tile edge
+    ((2, 12, 13, 28), (40, 12, 3, 3), 1, 1, 1, 1),
+    ((1, 10, 9, 5), (36, 10, 3, 3), 1, 1, 1, 1),
+    ((2, 6, 17, 57), (70, 6, 3, 3), (2, 3), (1, 0), (1, 2), 1),
+    ((1, 64, 6, 6), (66, 32, 3, 3), 1, 1, 1, 2),
 ])
 def test_igemm_shapes(name, shape):
     xs, ws, s, pad, d, groups = shape
