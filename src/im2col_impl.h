@@ -45,9 +45,9 @@ void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
         const int64_t lo2 = CC_CAT(cc_first_valid_, CC_SFX)(S2, P2, off2, O2);
         const int64_t hi2 = CC_CAT(cc_end_valid_, CC_SFX)(S2, P2, off2, I2, O2);
         int64_t p = p0, end = p0 + np;
-        while (p < end) {
-            int64_t o2 = p % O2, line = p / O2;
-            int64_t o1 = line % O1, o0 = line / O1;
+        /* the output line of p, advanced line by line (no divisions per line) */
+        int64_t o2 = p0 % O2, o1 = (p0 / O2) % O1, o0 = p0 / O2 / O1;
+        for (; p < end; o2 = 0, (++o1 == O1 ? (o1 = 0, ++o0) : 0)) {
             int64_t n2 = O2 - o2;
             if (n2 > end - p) n2 = end - p;
             int64_t i0 = o0 * g->stride[0] - g->pad[0] + t0 * g->dil[0];
@@ -96,9 +96,9 @@ void CC_CAT(cc_col2im_, CC_SFX)(const cc_geom *g, int64_t cin,
         const int64_t lo2 = CC_CAT(cc_first_valid_, CC_SFX)(S2, P2, off2, O2);
         const int64_t hi2 = CC_CAT(cc_end_valid_, CC_SFX)(S2, P2, off2, I2, O2);
         int64_t p = p0, end = p0 + np;
-        while (p < end) {
-            int64_t o2 = p % O2, line = p / O2;
-            int64_t o1 = line % O1, o0 = line / O1;
+        /* the output line of p, advanced line by line (no divisions per line) */
+        int64_t o2 = p0 % O2, o1 = (p0 / O2) % O1, o0 = p0 / O2 / O1;
+        for (; p < end; o2 = 0, (++o1 == O1 ? (o1 = 0, ++o0) : 0)) {
             int64_t n2 = O2 - o2;
             if (n2 > end - p) n2 = end - p;
             int64_t i0 = o0 * g->stride[0] - g->pad[0] + t0 * g->dil[0];
