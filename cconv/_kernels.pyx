@@ -44,9 +44,6 @@ cdef extern from "cconv.h" nogil:
     int cc_conv_fwd_igemm_f64(const cc_geom *g, const double *x, const double *w, const double *bias,
                               double *y, void *ws, int64_t ws_bytes, int nthreads)
 
-cdef extern from "shift_plan.h" nogil:
-    int cc_shift_applies(const cc_geom *g)
-
 WORKSPACE_CAP = CC_WORKSPACE_CAP
 
 
@@ -218,9 +215,3 @@ def fwd_method(tuple geom, int nthreads, int elsize):
         raise ValueError(f"cconv: the C kernels reject the convolution geometry {geom}")
     return _FWD_METHODS[m]
 
-
-def shift_applies(tuple geom):
-    """True when the forward of ``geom`` runs as shifted GEMMs (no im2col)."""
-    cdef cc_geom g
-    fill_geom(&g, geom)
-    return bool(cc_shift_applies(&g))

@@ -23,6 +23,8 @@ import sys
 import numpy as np
 import pytest
 
+import c_programs
+
 from cconv import _depthwise
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -392,17 +394,10 @@ def test_env_var_forces_isa(tmp_path):
 # ---- the C test program: native, SIMDe AVX-512, aarch64 under qemu -----------
 
 def _build(mode, out, main="dw_check"):
-    env = dict(os.environ, MAIN=main)
-    r = subprocess.run(["sh", str(CDIR / "build_dw_check.sh"), mode, str(out)],
-                       capture_output=True, text=True, env=env, timeout=600)
-    assert r.returncode == 0, f"building dw_check ({mode}) failed:\n{r.stdout}\n{r.stderr}"
+    c_programs.build("build_dw_check.sh", mode, out, env={"MAIN": main})
 
 
-def _run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{r.stdout}\n{r.stderr[-4000:]}"
-    assert " 0 failures" in r.stdout
-    return r.stdout
+_run = c_programs.run_check
 
 
 def _cc_ok():
@@ -440,14 +435,7 @@ def test_c_avx512_on_simde(tmp_path):
     assert "avx512" in out.splitlines()[0]
 
 
-def _neon_missing():
-    if shutil.which("aarch64-linux-gnu-gcc") is None:
-        return "cross compiler aarch64-linux-gnu-gcc absent (Debian: gcc-aarch64-linux-gnu)"
-    if shutil.which("qemu-aarch64") is None:
-        return "qemu-aarch64 absent (Debian: qemu-user)"
-    if not pathlib.Path("/usr/aarch64-linux-gnu").is_dir():
-        return "aarch64 sysroot /usr/aarch64-linux-gnu absent"
-    return None
+_neon_missing = c_programs.neon_missing
 
 
 @pytest.mark.skipif(_neon_missing() is not None, reason=str(_neon_missing()))

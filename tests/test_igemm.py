@@ -14,11 +14,12 @@ from __future__ import annotations
 import contextlib
 import pathlib
 import shutil
-import subprocess
 import zlib
 
 import numpy as np
 import pytest
+
+import c_programs
 
 from cconv import _depthwise, _kernels
 from cconv._params import make_params
@@ -132,6 +133,21 @@ def test_igemm_is_the_forward_of_kxk_and_strided_convs():
     assert _kernels.fwd_method(g1s, 2, 8) == "igemm"
 
 
+def test_bad_geometry_is_a_value_error():
+    good = make_params((1, 4, 8, 8), (4, 4, 3, 3), None, 1, 1, 1, False, 0, 1, "t").geom()
+    bad_groups = (1, 3, 4, 4) + good[4:]            # channels not divisible by groups
+    bad_stride = good[:7] + ((1, 0, 1),) + good[8:]  # a zero stride
+    for g in (bad_groups, bad_stride):
+        with pytest.raises(ValueError, match="geometry"):
+            _kernels.fwd_method(g, 1, 4)
+        assert _kernels.igemm_workspace_bytes(g, 1, 4) == -1
+        with pytest.raises(ValueError):
+            _kernels.conv_fwd_igemm(g, np.zeros(256, np.float32), np.zeros(144, np.float32), None,
+                                    np.zeros(256, np.float32), np.empty(1 << 20, np.uint8), 1)
+    with pytest.raises(ValueError, match="10 entries"):
+        _kernels.fwd_method(good[:9], 1, 4)
+
+
 def test_igemm_repeatable():
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 24, 17, 19)).astype(np.float32)
@@ -153,16 +169,10 @@ def test_igemm_rejects_small_workspace():
 # ---- the C micro-kernel check: native, AVX-512 on SIMDe, NEON under qemu ------
 
 def _build(mode, out):
-    r = subprocess.run(["sh", str(CDIR / "build_ig_check.sh"), mode, str(out)],
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, f"building ig_check ({mode}) failed:\n{r.stdout}\n{r.stderr}"
+    c_programs.build("build_ig_check.sh", mode, out)
 
 
-def _run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{r.stdout}\n{r.stderr[-4000:]}"
-    assert " 0 failures" in r.stdout, r.stdout
-    return r.stdout
+_run = c_programs.run_check
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler (gcc)")
@@ -184,14 +194,7 @@ def test_c_avx512_on_simde(tmp_path):
     assert "avx512" in out.splitlines()[0]
 
 
-def _neon_missing():
-    if shutil.which("aarch64-linux-gnu-gcc") is None:
-        return "cross compiler aarch64-linux-gnu-gcc absent (Debian: gcc-aarch64-linux-gnu)"
-    if shutil.which("qemu-aarch64") is None:
-        return "qemu-aarch64 absent (Debian: qemu-user)"
-    if not pathlib.Path("/usr/aarch64-linux-gnu").is_dir():
-        return "aarch64 sysroot /usr/aarch64-linux-gnu absent"
-    return None
+_neon_missing = c_programs.neon_missing
 
 
 @pytest.mark.skipif(_neon_missing() is not None, reason=str(_neon_missing()))

@@ -31,6 +31,8 @@ import sys
 import numpy as np
 import pytest
 
+import c_programs
+
 import cconv
 from cconv import _winograd
 from cconv._dispatch import Backend, select
@@ -412,16 +414,10 @@ def test_inference_only():
 # ---- the C test program: native, SIMDe AVX-512, ASan, aarch64 under qemu ----
 
 def _build(mode, out):
-    r = subprocess.run(["sh", str(CDIR / "winograd_build.sh"), mode, str(out)],
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, f"building winograd_check ({mode}) failed:\n{r.stdout}\n{r.stderr}"
+    c_programs.build("winograd_build.sh", mode, out)
 
 
-def _run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{r.stdout}\n{r.stderr[-4000:]}"
-    assert " 0 failures" in r.stdout
-    return r.stdout
+_run = c_programs.run_check
 
 
 def _cc_missing():
@@ -479,14 +475,7 @@ def test_c_avx512_on_simde(tmp_path):
     assert "avx512" in out.splitlines()[0]
 
 
-def _neon_missing():
-    if shutil.which("aarch64-linux-gnu-gcc") is None:
-        return "cross compiler aarch64-linux-gnu-gcc absent (Debian: gcc-aarch64-linux-gnu)"
-    if shutil.which("qemu-aarch64") is None:
-        return "qemu-aarch64 absent (Debian: qemu-user)"
-    if not pathlib.Path("/usr/aarch64-linux-gnu").is_dir():
-        return "aarch64 sysroot /usr/aarch64-linux-gnu absent"
-    return None
+_neon_missing = c_programs.neon_missing
 
 
 @pytest.mark.skipif(_neon_missing() is not None, reason=str(_neon_missing()))

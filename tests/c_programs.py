@@ -1,0 +1,36 @@
+"""Building and running the C test programs of tests/c (native, AVX-512 on
+SIMDe, aarch64 under qemu): shared by the kernel test files."""
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+
+CDIR = pathlib.Path(__file__).resolve().parent / "c"
+
+
+def build(script: str, mode: str, out, env: dict | None = None) -> None:
+    """Run tests/c/<script> MODE OUT; fail the test with its output if it fails."""
+    r = subprocess.run(["sh", str(CDIR / script), mode, str(out)], capture_output=True, text=True,
+                       timeout=600, env=None if env is None else dict(os.environ, **env))
+    assert r.returncode == 0, f"{script} {mode} failed:\n{r.stdout}\n{r.stderr}"
+
+
+def run_check(cmd) -> str:
+    """Run a check program; it must exit 0 and report ' 0 failures'.  Its stdout."""
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{r.stdout}\n{r.stderr[-4000:]}"
+    assert " 0 failures" in r.stdout, r.stdout
+    return r.stdout
+
+
+def neon_missing() -> str | None:
+    """Why the aarch64 cross build cannot run under qemu here, or None."""
+    if shutil.which("aarch64-linux-gnu-gcc") is None:
+        return "cross compiler aarch64-linux-gnu-gcc absent (Debian: gcc-aarch64-linux-gnu)"
+    if shutil.which("qemu-aarch64") is None:
+        return "qemu-aarch64 absent (Debian: qemu-user)"
+    if not pathlib.Path("/usr/aarch64-linux-gnu").is_dir():
+        return "aarch64 sysroot /usr/aarch64-linux-gnu absent"
+    return None
