@@ -90,6 +90,9 @@ static inline void cc_plan_common(const cc_geom *g, int nthreads, int64_t elsize
         nb = cc_min64(g->batch, cc_ceil_div(CC_SMALL_COLS, pl->P));
         int64_t cap = K > 0 ? CC_BATCH_BYTES / elsize / (K * pl->P) : nb;
         nb = cc_max64(1, cc_min64(nb, cap));
+        /* equal blocks: 8 images at nb = 6 would be blocks of 6 and 2, and
+         * the static schedule gives one thread three times the other's work */
+        nb = cc_ceil_div(g->batch, cc_ceil_div(g->batch, nb));
     }
     pl->nb = nb;
     pl->nblocks = cc_ceil_div(g->batch, nb);

@@ -377,6 +377,37 @@ def test_realistic_sizes(case, dtype):
             cconv.set_num_threads(old)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("batch", [5, 7, 8, 9, 13])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_batched_gemm_image_blocks(batch, transposed, dtype):
+    """Small images are batched several to a GEMM (src/gemm_plan.h, P * nb
+    under 384 columns), in blocks of equal size: batches that do not divide
+    evenly, every gradient, 1 and 2 threads, the GEMM backends forced."""
+    rng = np.random.default_rng(700 + batch)
+    if transposed:  # DCGAN-like: 8x8 -> 16x16, k4 s2 p1 (plain twin P = 64: 6 a block)
+        case = Case(2, True, batch, 12, 10, 1, (8, 8), (4, 4), (2, 2), (1, 1), (1, 1), (0, 0))
+    else:  # late-stage-like: 8x8, 3x3 p1 (P = 64), and a group split
+        case = Case(2, False, batch, 12, 16, 2, (8, 8), (3, 3), (1, 1), (1, 1), (1, 1), (0, 0))
+    x, w, gy = arrays(case, rng, dtype)
+    ref = reference_grads(case, x, w, gy)
+    b = rng.standard_normal(case.c_out).astype(dtype)
+    fwd_ref = reference_forward(case, x, w, b)
+    backend = Backend.GEMM_TRANSPOSE if transposed else Backend.GEMM
+    old = cconv.get_num_threads()
+    try:
+        for nt in (1, 2):
+            cconv.set_num_threads(nt)
+            y = cconv.convolution(x, w, b, *case.args(), backend=backend)
+            err = rel_err(y, fwd_ref)
+            red = (case.c_in // case.groups) * math.prod(case.kernel)
+            assert err <= tolerance(dtype, red), f"forward, {nt} threads: relative error {err:.3e}"
+            _note(dtype, check_grads(case, backward(case, gy, x, w, backend=backend), ref, dtype,
+                                     what=f"{nt} threads"))
+    finally:
+        cconv.set_num_threads(old)
+
+
 # ------------------------------------------------------------------ torch
 
 

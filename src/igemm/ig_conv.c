@@ -11,6 +11,12 @@ static inline int omp_get_thread_num(void) { return 0; }
 #include "igemm.h"
 #include "ig_plan.h"
 
+/* Keep the short-row loops of the band (ig_conv_impl.h) as loops: GCC would
+ * otherwise turn them back into memset/memcpy calls. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-tree-loop-distribute-patterns")
+#endif
+
 #define IG_T float
 #define IG_SFX f32
 #define IG_KERN cc_ig_kern_f32
