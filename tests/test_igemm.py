@@ -93,6 +93,45 @@ def test_igemm_random(name, dtype, nsp, packed):
 
 
 @pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("nsp", [1, 2])
+def test_igemm_direct_unequal_padding(name, nsp):
+    """Direct mode at stride 1 lets consecutive band rows share their zero
+    columns (pitch win - min(left, right pad)): left and right padding of
+    every size 0-3 (the stride-1 adjoints and 'same' with even kernels give
+    unequal ones), dilation 1-2, 1 and 2 threads, against the reference."""
+    rng = np.random.default_rng(zlib.crc32(f"unequal {name} {nsp}".encode()))
+    with isa(name):
+        for _ in range(30):
+            groups = int(rng.choice([1, 2]))
+            cig, cog = int(rng.integers(1, 5)), int(rng.integers(1, 14))
+            k = tuple(int(v) for v in rng.integers(1, 5, nsp))
+            d = tuple(int(v) for v in rng.integers(1, 3, nsp))
+            pl = tuple(int(v) for v in rng.integers(0, 4, nsp))
+            pr = tuple(int(v) for v in rng.integers(0, 4, nsp))
+            size = tuple(int(v) for v in rng.integers(1, 20, nsp))
+            out = tuple(s_ + a + b - (kk - 1) * dd for s_, a, b, kk, dd in zip(size, pl, pr, k, d))
+            if min(out) < 1:
+                continue
+            n = int(rng.integers(1, 3))
+            dt = np.float32 if rng.random() < 0.5 else np.float64
+            x = rng.standard_normal((n, cig * groups) + size).astype(dt)
+            w = rng.standard_normal((cog * groups, cig) + k).astype(dt)
+            b = rng.standard_normal(cog * groups).astype(dt)
+            lead = 3 - nsp
+            g = (n, groups, cig * groups, cog * groups, (1,) * lead + size, (1,) * lead + out,
+                 (1,) * lead + k, (1, 1, 1), (0,) * lead + pl, (1,) * lead + d)
+            ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                           stride=1, pad_before=pl, pad_after=pr, dilation=d, groups=groups)
+            for nt in (1, 2):
+                nb = _kernels.igemm_workspace_bytes(g, nt, x.itemsize)
+                ws = np.empty(max(nb, 1), np.uint8)
+                y = np.full((n, cog * groups) + out, np.nan, dt)
+                _kernels.conv_fwd_igemm(g, x.reshape(-1), w.reshape(-1), b, y.reshape(-1), ws, nt)
+                err = np.abs(y - ref).max() / max(np.abs(ref).max(), 1e-30)
+                assert err <= TOL[dt], (name, x.shape, w.shape, pl, pr, d, groups, nt, err)
+
+
+@pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("shape", [
     # (x shape, w shape, stride, padding, dilation, groups): tiles of pieces of
     # long rows, many channel panels, a deep K (several K blocks), stride 2

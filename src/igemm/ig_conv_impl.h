@@ -44,6 +44,13 @@ static void IG_FN(ig_band_)(const cc_geom *g, const ig_plan *p, const IG_T *xg, 
     const int64_t ca = iw0 < 0 ? cc_min64(-iw0, win) : 0; /* first copied column */
     const int64_t cb = cc_max64(ca, cc_min64(win, W - iw0)); /* one past the last */
     const int64_t blk = p->rows_ph * p->Wph; /* one phase block */
+    /* stride 2: the even (e) and odd (o) phase of a row hold [0, nj) with
+     * input data in [j0, j1), the same for every row; [jlo, jhi) has both */
+    const int64_t nje = (win + 1) / 2, njo = win / 2;
+    const int64_t je0 = cc_min64(nje, (ca + 1) / 2), jo0 = cc_min64(njo, ca / 2);
+    const int64_t je1 = cc_max64(je0, cc_min64(nje, (cb + 1) / 2));
+    const int64_t jo1 = cc_max64(jo0, cc_min64(njo, cb / 2));
+    const int64_t jlo = cc_max64(je0, jo0), jhi = cc_max64(jlo, cc_min64(je1, jo1));
     for (int64_t ci = 0; ci < p->cig; ++ci)
         for (int64_t td = 0; td < g->k[0]; ++td) {
             const int64_t id = od * g->stride[0] - g->pad[0] + td * g->dil[0];
@@ -62,6 +69,27 @@ static void IG_FN(ig_band_)(const cc_geom *g, const ig_plan *p, const IG_T *xg, 
                         IG_FN(ig_zero_)(dst, win);
                     else
                         IG_FN(ig_row_)(dst, src, ca, cb, win);
+                } else if (sw == 2) {
+                    IG_T *de = dst, *dq = dst + blk;
+                    if (!valid) {
+                        IG_FN(ig_zero_)(de, nje);
+                        IG_FN(ig_zero_)(dq, njo);
+                        continue;
+                    }
+                    /* one pass over the row, both phases: band column c
+                     * goes to phase c & 1, place c >> 1 */
+                    for (int64_t j = 0; j < je0; ++j) de[j] = 0;
+                    for (int64_t j = 0; j < jo0; ++j) dq[j] = 0;
+                    for (int64_t j = je0; j < jlo; ++j) de[j] = src[2 * j];
+                    for (int64_t j = jo0; j < jlo; ++j) dq[j] = src[2 * j + 1];
+                    for (int64_t j = jlo; j < jhi; ++j) {
+                        de[j] = src[2 * j];
+                        dq[j] = src[2 * j + 1];
+                    }
+                    for (int64_t j = jhi; j < je1; ++j) de[j] = src[2 * j];
+                    for (int64_t j = jhi; j < jo1; ++j) dq[j] = src[2 * j + 1];
+                    for (int64_t j = je1; j < nje; ++j) de[j] = 0;
+                    for (int64_t j = jo1; j < njo; ++j) dq[j] = 0;
                 } else {
                     /* phase pw holds columns pw, pw + sw, ...: [j0, j1) from the input */
                     for (int64_t pw = 0; pw < sw; ++pw) {
@@ -71,15 +99,73 @@ static void IG_FN(ig_band_)(const cc_geom *g, const ig_plan *p, const IG_T *xg, 
                         const int64_t j1 = valid ? cc_max64(j0, cc_min64(nj, cc_ceil_div(cb - pw, sw))) : nj;
                         for (int64_t j = 0; j < j0; ++j) d[j] = 0;
                         const IG_T *s0 = valid ? src + pw : NULL;
-                        if (sw == 2)
-                            for (int64_t j = j0; j < j1; ++j) d[j] = s0[2 * j];
-                        else
-                            for (int64_t j = j0; j < j1; ++j) d[j] = s0[j * sw];
+                        for (int64_t j = j0; j < j1; ++j) d[j] = s0[j * sw];
                         for (int64_t j = j1; j < nj; ++j) d[j] = 0;
                     }
                 }
             }
         }
+}
+
+/* Prefetch of the next item's input rows and output rows, spread over the
+ * micro-kernel calls of this one.  A band reads, per input channel, a few
+ * KiB of consecutive rows (ResNeXt: 16 rows of 28); such short streams are
+ * over before the hardware prefetcher has learnt them, and the band copy
+ * waited on memory while the FMA units idled (resnext_28: the copy in and
+ * out took as long as the micro-kernel).  Whole-row 2-D tiles only. */
+typedef struct IG_FN(ig_pf_) {
+    const char *span[2];        /* first byte of channel 0's span: in, out */
+    int64_t cs[2];              /* channel strides, bytes */
+    int64_t lines[2];           /* span lengths, 64-byte lines */
+    int64_t nch[2];             /* channels */
+    int part;                   /* next prefetch: part (2: done), */
+    int64_t ch, line;           /* channel and line */
+} IG_FN(ig_pf_);
+
+static void IG_FN(ig_pf_init_)(const cc_geom *g, const ig_plan *p, const IG_T *x, IG_T *y,
+                               int64_t it, IG_FN(ig_pf_) *pf) {
+    memset(pf, 0, sizeof *pf);
+    pf->part = 2; /* nothing to do */
+    if (it >= p->items || p->nw != 1 || g->k[0] != 1 || g->in[0] != 1) return;
+    const int64_t es = (int64_t)sizeof(IG_T), H = g->in[1], W = g->in[2];
+    const int64_t Ho = g->out[1], Wo = g->out[2];
+    int64_t r = it / p->nchunks / p->nw;
+    const int64_t th = r % p->nh; r /= p->nh;
+    const int64_t gi = r % g->groups, n = r / g->groups;
+    const int64_t oh0 = th * p->R, Rr = cc_min64(p->R, Ho - oh0);
+    const int64_t ih0 = oh0 * g->stride[1] - g->pad[1];
+    const int64_t lo = cc_max64(0, ih0), hi = cc_min64(H, ih0 + p->rows_in);
+    if (hi <= lo || Rr <= 0) return;
+    pf->span[0] = (const char *)(x + ((n * g->c_in + gi * p->cig) * H + lo) * W);
+    pf->cs[0] = H * W * es;
+    pf->lines[0] = ((hi - lo) * W * es + 63) / 64;
+    pf->nch[0] = p->cig;
+    pf->span[1] = (const char *)(y + ((n * g->c_out + gi * p->cog) * Ho + oh0) * Wo);
+    pf->cs[1] = Ho * Wo * es;
+    pf->lines[1] = (Rr * Wo * es + 63) / 64;
+    pf->nch[1] = p->cog;
+    pf->part = pf->nch[0] > 0 && pf->nch[1] > 0 ? 0 : 2;
+}
+
+static inline int64_t IG_FN(ig_pf_total_)(const IG_FN(ig_pf_) *pf) {
+    return pf->part == 2 ? 0 : pf->nch[0] * pf->lines[0] + pf->nch[1] * pf->lines[1];
+}
+
+/* Issue the next `count` prefetches (read intent for the output too: the
+ * lines may still be another thread's). */
+static inline void IG_FN(ig_pf_step_)(IG_FN(ig_pf_) *pf, int64_t count) {
+    for (; count > 0 && pf->part < 2; --count) {
+#if defined(__GNUC__)
+        __builtin_prefetch(pf->span[pf->part] + pf->ch * pf->cs[pf->part] + pf->line * 64, 0, 2);
+#endif
+        if (++pf->line == pf->lines[pf->part]) {
+            pf->line = 0;
+            if (++pf->ch == pf->nch[pf->part]) {
+                pf->ch = 0;
+                ++pf->part;
+            }
+        }
+    }
 }
 
 static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, const IG_T *ap,
@@ -113,12 +199,18 @@ static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, c
         const int64_t Wb = p->Wph, nqw = (Rr - 1) * Wb + Wtt;
         const int64_t ldw = ig_round_up(nqw, nr);
         IG_T *cw = bp;
+        IG_FN(ig_pf_) pf;
+        IG_FN(ig_pf_init_)(g, p, x, y, it + p->nt, &pf);
+        const int64_t ncalls = cc_ceil_div(p->K, p->kc) * cc_ceil_div(nqw, nr) * npan;
+        const int64_t per = cc_ceil_div(IG_FN(ig_pf_total_)(&pf), ncalls);
         for (int64_t pc = 0; pc < p->K; pc += p->kc) {
             const int64_t kcc = cc_min64(p->kc, p->K - pc);
             for (int64_t q0 = 0; q0 < nqw; q0 += nr)
-                for (int64_t ip = 0; ip < npan; ++ip)
+                for (int64_t ip = 0; ip < npan; ++ip) {
+                    IG_FN(ig_pf_step_)(&pf, per);
                     kern->ukri(kcc, ap + ((gi * p->mpan + pan0 + ip) * p->K + pc) * mr,
                                band + q0, koff + pc, cw + ip * mr * ldw + q0, ldw, pc == 0, NULL);
+                }
         }
         const int64_t co0 = pan0 * mr, nco = cc_min64(npan * mr, p->cog - co0);
         for (int64_t i = 0; i < nco; ++i) {

@@ -39,6 +39,7 @@ typedef struct ig_plan {
     int64_t bp_elems;           /* packed B block (direct: wide C block), per thread */
     int64_t per_thread;         /* elements per thread: band + B block + tile */
     int direct;                 /* 1: B read in place from the band (no packing) */
+    int64_t ov;                 /* columns shared by consecutive band rows (zeros) */
 } ig_plan;
 
 /* Few output channels per group: packing B would cost about as
@@ -103,6 +104,21 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     p->kc = cc_max64(16, cc_min64(p->K, IG_KC_BYTES / (elsize * nr)));
     p->mpan = cc_ceil_div(p->cog, mr);
     p->direct = p->cog <= IG_DIRECT_MAX_COG;
+    /* Direct mode, stride 1, whole rows: a row's right padding and the next
+     * row's left padding are both zeros, so the rows may overlap there
+     * (pitch win - ov).  The micro-kernel runs over pitch-wide rows, so
+     * this drops ov computed-and-discarded columns per row: ResNeXt 14x14,
+     * 3x3 pad 1: pitch 15 instead of 16, 216 positions instead of 240 for
+     * 196 outputs.  The last row's ov zeros lie past the band (band_elems
+     * counts them). */
+    p->ov = 0;
+    if (p->direct && sw == 1 && Wt == Wo) {
+        const int64_t pl = g->pad[2], pr = p->win - pl - g->in[2];
+        p->ov = cc_max64(0, cc_min64(pl, pr));
+        p->Wph -= p->ov;
+        p->CS = kd * sh * sw * p->rows_ph * p->Wph;
+        p->band_elems = p->cig * p->CS + p->ov;
+    }
     /* split channels only when the tiles alone leave threads idle */
     const int64_t base = outer * p->nh * p->nw;
     int64_t nch = 1;
