@@ -65,6 +65,13 @@ void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
                     if (va > a) memset(d, 0, (size_t)(va - a) * sizeof(CC_T));
                     if (S2 == 1) {
                         memcpy(d + (va - a), src + va, (size_t)(vb - va) * sizeof(CC_T));
+                    } else if (S2 == 2) {
+                        /* a constant stride vectorises (even lanes of pairs
+                         * of loads); the general loop below does not */
+                        CC_T *dd = d + (va - a);
+                        const CC_T *ss = src + 2 * va;
+                        const int64_t m = vb - va;
+                        for (int64_t j = 0; j < m; ++j) dd[j] = ss[2 * j];
                     } else {
                         CC_T *dd = d + (va - a);
                         const CC_T *ss = src + va * S2;
@@ -110,6 +117,8 @@ void CC_CAT(cc_col2im_, CC_SFX)(const cc_geom *g, int64_t cin,
                 int64_t va = a > lo2 ? a : lo2, vb = b < hi2 ? b : hi2;
                 if (S2 == 1) {
                     for (int64_t o = va; o < vb; ++o) dstl[o] += s[o];
+                } else if (S2 == 2) {
+                    for (int64_t o = va; o < vb; ++o) dstl[2 * o] += s[o];
                 } else {
                     for (int64_t o = va; o < vb; ++o) dstl[o * S2] += s[o];
                 }
