@@ -38,6 +38,7 @@ cdef extern from "cconv.h" nogil:
     void cc_openmp_set_threads(int n)
 
     int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize)
+    int cc_conv_wgrad_method(const cc_geom *g, int nthreads, int64_t elsize)
     int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize)
     int cc_conv_fwd_igemm_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
                               float *y, void *ws, int64_t ws_bytes, int nthreads)
@@ -203,6 +204,17 @@ def openmp_set_threads(int n):
 
 
 _FWD_METHODS = ("gemm", "im2col", "shift", "igemm")
+
+
+def wgrad_method(tuple geom, int nthreads, int elsize):
+    """How conv_wgrad computes ``geom``: 'im2col' (im2col + GEMM) or
+    'igemm' (grouped, few channels per group: the band read in place)."""
+    cdef cc_geom g
+    fill_geom(&g, geom)
+    cdef int m = cc_conv_wgrad_method(&g, nthreads, elsize)
+    if m < 0:
+        raise ValueError(f"cconv: the C kernels reject the convolution geometry {geom}")
+    return ("im2col", "igemm")[m]
 
 
 def fwd_method(tuple geom, int nthreads, int elsize):

@@ -110,6 +110,20 @@ int cc_conv_fwd_igemm_f64(const cc_geom *g, const double *x, const double *w,
                           const double *bias, double *y, void *ws, int64_t ws_bytes,
                           int nthreads);
 
+/* Weight gradient reading the band in place (src/igemm) for grouped
+ * convolutions with few output channels per group: 1 when it suits g;
+ * workspace in bytes as above. */
+int cc_conv_wgrad_igemm_suits(const cc_geom *g);
+int64_t cc_conv_wgrad_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize);
+int cc_conv_wgrad_igemm_f32(const cc_geom *g, const float *x, const float *gy, float *gw,
+                            void *ws, int64_t ws_bytes, int nthreads);
+int cc_conv_wgrad_igemm_f64(const cc_geom *g, const double *x, const double *gy, double *gw,
+                            void *ws, int64_t ws_bytes, int nthreads);
+/* How cc_conv_wgrad_* computes g (the workspace query and the call agree). */
+#define CC_WGRAD_IM2COL 0 /* im2col + GEMM accumulated over the batch */
+#define CC_WGRAD_IGEMM 1  /* cc_conv_wgrad_igemm_* */
+int cc_conv_wgrad_method(const cc_geom *g, int nthreads, int64_t elsize);
+
 /* How cc_conv_fwd_* computes g with nthreads threads and elements of elsize
  * bytes (the workspace query and the call agree on it). */
 #define CC_FWD_GEMM 0   /* 1x1, stride 1, unpadded: one GEMM per image, no copy */

@@ -63,7 +63,16 @@ int64_t cc_conv_adj_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     return e < 0 ? -1 : e * elsize;
 }
 
+int cc_conv_wgrad_method(const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_geom_valid(g)) return -1;
+    if (cc_conv_wgrad_igemm_suits(g) && cc_conv_wgrad_igemm_workspace(g, nthreads, elsize) >= 0)
+        return CC_WGRAD_IGEMM;
+    return CC_WGRAD_IM2COL;
+}
+
 int64_t cc_conv_wgrad_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
+    if (cc_conv_wgrad_method(g, nthreads, elsize) == CC_WGRAD_IGEMM)
+        return cc_conv_wgrad_igemm_workspace(g, nthreads, elsize);
     int64_t e = elsize == 4 ? cc_conv_wgrad_workspace_elems_f32(g, nthreads)
                             : cc_conv_wgrad_workspace_elems_f64(g, nthreads);
     return e < 0 ? -1 : e * elsize;

@@ -248,6 +248,8 @@ int64_t CC_FN(cc_conv_wgrad_workspace_elems_)(const cc_geom *g, int nthreads) {
 int CC_FN(cc_conv_wgrad_)(const cc_geom *g, const CC_T *x, const CC_T *gy,
                           CC_T *gw, void *ws, int64_t ws_bytes, int nthreads) {
     if (!cc_geom_valid(g)) return CC_ERR_ARG;
+    if (cc_conv_wgrad_method(g, nthreads, (int64_t)sizeof(CC_T)) == CC_WGRAD_IGEMM)
+        return CC_CAT(cc_conv_wgrad_igemm_, CC_SFX)(g, x, gy, gw, ws, ws_bytes, nthreads);
     cc_plan pl;
     cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);
     const int64_t wsz = g->c_out * pl.cig * pl.kk;

@@ -1,4 +1,6 @@
-"""The implicit-GEMM forward (src/igemm, ``_kernels.conv_fwd_igemm``).
+"""The implicit-GEMM forward (src/igemm, ``_kernels.conv_fwd_igemm``) and
+the grouped weight gradient on the same band (``_kernels.conv_wgrad`` when
+``wgrad_method`` is 'igemm').
 
 Every instruction set this CPU runs is forced in turn (the kernel follows
 ``cconv._depthwise.set_isa``, the library's one ISA switch) and the result is
@@ -24,7 +26,7 @@ import c_programs
 from cconv import _depthwise, _kernels
 from cconv._params import make_params
 
-from reference import ref_conv
+from reference import ref_conv, ref_conv_grad_weight
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CDIR = ROOT / "tests" / "c"
@@ -242,3 +244,55 @@ def test_c_neon_under_qemu(tmp_path):
     _build("aarch64", exe)
     out = _run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", str(exe), "100", "3"])
     assert "neon" in out.splitlines()[0]
+
+
+def run_wgrad(x, gy, w_shape, stride, padding, dilation, groups, nthreads):
+    p = make_params(x.shape, w_shape, None, stride, padding, dilation, False, 0, groups, "test",
+                    x.dtype)
+    g = p.geom()
+    nb = _kernels.workspace_bytes("wgrad", g, nthreads, x.itemsize)
+    ws = np.empty(max(nb, 1), np.uint8)
+    gw = np.full(w_shape, np.nan, x.dtype)  # every element must be written
+    _kernels.conv_wgrad(g, x.reshape(-1), gy.reshape(-1), gw.reshape(-1), ws, nthreads)
+    return gw, _kernels.wgrad_method(g, nthreads, x.itemsize)
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+def test_wgrad_igemm_random(name, dtype, nsp):
+    """Grouped weight gradient with <= 32 output channels per group: random
+    geometries (channel counts off the MRW x NRW blocks, strides 1-3,
+    dilation, padding, rows narrower and wider than a vector), 1 and 2
+    threads, against the float64 reference; the result is bit-identical for
+    both thread counts (one thread sums each group, in a fixed order)."""
+    rng = np.random.default_rng(zlib.crc32(f"wgrad {name} {nsp} {np.dtype(dtype).name}".encode()))
+    with isa(name):
+        for _ in range(20):
+            n, _g, cig, cog, size, k, s, d, pad = random_case(rng, nsp)
+            groups = int(rng.integers(2, 5))
+            cog = int(rng.integers(1, 33))
+            x = rng.standard_normal((n, cig * groups) + size).astype(dtype)
+            w_shape = (cog * groups, cig) + k
+            out = tuple((i + 2 * pp - (kk - 1) * dd - 1) // ss + 1
+                        for i, pp, kk, dd, ss in zip(size, pad, k, d, s))
+            gy = rng.standard_normal((n, cog * groups) + out).astype(dtype)
+            ref = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w_shape,
+                                       stride=s, pad_before=pad, dilation=d, groups=groups)
+            got = {}
+            for nt in (1, 2):
+                gw, method = run_wgrad(x, gy, w_shape, s, pad, d, groups, nt)
+                assert method == "igemm", (x.shape, w_shape, groups, method)
+                err = np.abs(gw - ref).max() / max(np.abs(ref).max(), 1e-30)
+                assert err <= 5 * TOL[dtype], (name, x.shape, w_shape, s, pad, d, groups, nt, err)
+                got[nt] = gw
+            assert np.array_equal(got[1], got[2]), "thread count changed the weight gradient"
+
+
+def test_wgrad_method():
+    def m(xs, ws, groups):
+        return _kernels.wgrad_method(make_params(xs, ws, None, 1, 1, 1, False, 0, groups, "t").geom(), 2, 4)
+    assert m((8, 512, 14, 14), (512, 16, 3, 3), 32) == "igemm"     # ResNeXt: 16 per group
+    assert m((2, 64, 9, 9), (64, 32, 3, 3), 2) == "igemm"          # 32 per group
+    assert m((2, 66, 9, 9), (66, 33, 3, 3), 2) == "im2col"         # 33 per group
+    assert m((2, 64, 9, 9), (16, 64, 3, 3), 1) == "im2col"         # not grouped

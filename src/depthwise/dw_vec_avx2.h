@@ -23,6 +23,9 @@ DW_INLINE __m256i dw_mask_avx2(int64_t c)
     return _mm256_cmpgt_epi64(_mm256_set1_epi64x(c), _mm256_setr_epi64x(0, 1, 2, 3));
 }
 #define VLOADP(p, c) _mm256_maskload_pd((p), dw_mask_avx2(c))
+/* v with its first V - c lanes zeroed (0 < c <= V) */
+#define VKEEPHI(v, c) _mm256_and_pd((v), _mm256_castsi256_pd(_mm256_cmpgt_epi64( \
+    _mm256_add_epi64(_mm256_setr_epi64x(0, 1, 2, 3), _mm256_set1_epi64x(c)), _mm256_set1_epi64x(3))))
 #define VSTOREP(p, v, c) _mm256_maskstore_pd((p), dw_mask_avx2(c), (v))
 DW_INLINE void dw_split2r_avx2(__m256d a, __m256d b, __m256d *e, __m256d *o)
 {
@@ -52,6 +55,10 @@ DW_INLINE __m256i dw_mask_avx2(int64_t c)
                               _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 #define VLOADP(p, c) _mm256_maskload_ps((p), dw_mask_avx2(c))
+/* v with its first V - c lanes zeroed (0 < c <= V) */
+#define VKEEPHI(v, c) _mm256_and_ps((v), _mm256_castsi256_ps(_mm256_cmpgt_epi32(      \
+    _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)(c))), \
+    _mm256_set1_epi32(7))))
 #define VSTOREP(p, v, c) _mm256_maskstore_ps((p), dw_mask_avx2(c), (v))
 DW_INLINE void dw_split2r_avx2(__m256 a, __m256 b, __m256 *e, __m256 *o)
 {

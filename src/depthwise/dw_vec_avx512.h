@@ -27,6 +27,8 @@
 #define VADD _mm512_add_pd
 #define DW_KMASK(c) ((__mmask8)((1u << (c)) - 1u))
 #define VLOADP(p, c) _mm512_maskz_loadu_pd(DW_KMASK(c), (p))
+/* v with its first V - c lanes zeroed (0 < c <= V) */
+#define VKEEPHI(v, c) _mm512_maskz_mov_pd((__mmask8)~DW_KMASK(8 - (c)), (v))
 #define VSTOREP(p, v, c) _mm512_mask_storeu_pd((p), DW_KMASK(c), (v))
 DW_INLINE void dw_split2r_avx512(__m512d a, __m512d b, __m512d *e, __m512d *o)
 {
@@ -53,6 +55,8 @@ DW_INLINE void dw_join2_avx512(double *p, __m512d e, __m512d o)
 #define VADD _mm512_add_ps
 #define DW_KMASK(c) ((__mmask16)((1u << (c)) - 1u))
 #define VLOADP(p, c) _mm512_maskz_loadu_ps(DW_KMASK(c), (p))
+/* v with its first V - c lanes zeroed (0 < c <= V) */
+#define VKEEPHI(v, c) _mm512_maskz_mov_ps((__mmask16)~DW_KMASK(16 - (c)), (v))
 #define VSTOREP(p, v, c) _mm512_mask_storeu_ps((p), DW_KMASK(c), (v))
 DW_INLINE void dw_split2r_avx512(__m512 a, __m512 b, __m512 *e, __m512 *o)
 {

@@ -7,6 +7,7 @@
  *   DW_SFX              f32 or f64
  *   VSET1 VLOADU VSTOREU VFMA(a,b,c)=a*b+c VADD
  *   VLOADP(p,c) VSTOREP(p,v,c)   first c lanes (0 < c < V), the rest zero
+ *   VKEEPHI(v,c)        v with its first V - c lanes zeroed (0 < c <= V)
  *   VTAP(p,k)           the vector at p + k (k a compile-time constant):
  *                       an unaligned load, or a rotation of aligned ones
  *   VSPLIT2R(a,b,&e,&o) deinterleave the 2V elements of a, b

@@ -78,6 +78,14 @@ DW_INLINE VT dw_loadp_neon(const T *p, int64_t c)
         tmp[i] = p[i];
     return VLOADU(tmp);
 }
+DW_INLINE VT dw_keephi_neon(VT v, int64_t c)
+{
+    T tmp[V];
+    VSTOREU(tmp, v);
+    for (int64_t i = 0; i < V - c; i++)
+        tmp[i] = (T)0;
+    return VLOADU(tmp);
+}
 DW_INLINE void dw_storep_neon(T *p, VT v, int64_t c)
 {
     T tmp[V];
@@ -86,6 +94,8 @@ DW_INLINE void dw_storep_neon(T *p, VT v, int64_t c)
         p[i] = tmp[i];
 }
 #define VLOADP(p, c) dw_loadp_neon((p), (c))
+/* v with its first V - c lanes zeroed (0 < c <= V) */
+#define VKEEPHI(v, c) dw_keephi_neon((v), (c))
 #define VSTOREP(p, v, c) dw_storep_neon((p), (v), (c))
 /* Horizontal taps by register rotation (ext) of the aligned vectors, as
  * XNNPACK's NEON dwconv2d-chw kernels do; the compiler merges the repeated

@@ -49,3 +49,25 @@ int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsi
     const int64_t b = ig_plan_bytes(&p, elsize);
     return b > CC_WORKSPACE_CAP ? -1 : b;
 }
+
+int cc_conv_wgrad_igemm_suits(const cc_geom *g) {
+    /* grouped, few channels per group: im2col + OpenBLAS there ran GEMMs of
+     * <= 32 rows, and the im2col copy cost more than the product */
+    return cc_geom_valid(g) && g->groups >= 2 && g->c_out / g->groups <= IG_DIRECT_MAX_COG;
+}
+
+int64_t cc_conv_wgrad_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return -1;
+    if (g->batch == 0 || g->c_in == 0 || g->c_out == 0 || g->out[0] * g->out[1] * g->out[2] == 0)
+        return 0;
+    ig_wplan w;
+    if (elsize == 4) {
+        const ig_kern_f32 *k = cc_ig_kern_f32();
+        ig_wplan_make(g, nthreads, 4, k->mr, k->nr, k->mrw, k->nrw, k->lanes, &w);
+    } else {
+        const ig_kern_f64 *k = cc_ig_kern_f64();
+        ig_wplan_make(g, nthreads, 8, k->mr, k->nr, k->mrw, k->nrw, k->lanes, &w);
+    }
+    const int64_t b = ig_wplan_bytes(&w, elsize);
+    return b > CC_WORKSPACE_CAP ? -1 : b;
+}

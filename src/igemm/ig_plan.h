@@ -139,10 +139,67 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
                     ig_round_up((int64_t)mr * nr, al);
 }
 
+/* Offset in the band of tap k (input channel, depth/row/column tap) at
+ * output position (0, 0): its phase block and place. */
+static inline void ig_plan_koff(const cc_geom *g, const ig_plan *p, int64_t *koff) {
+    const int64_t kk = p->kk, kw = g->k[2], khw = g->k[1] * g->k[2];
+    const int64_t sh = g->stride[1], sw = g->stride[2];
+    for (int64_t k = 0; k < p->K; ++k) {
+        const int64_t ci = k / kk, t = k % kk;
+        const int64_t td = t / khw, th = (t % khw) / kw, tw = t % kw;
+        const int64_t rw = th * g->dil[1], cw = tw * g->dil[2];
+        koff[k] = ci * p->CS + ((td * sh + rw % sh) * sw + cw % sw) * p->rows_ph * p->Wph +
+                  (rw / sh) * p->Wph + cw / sw;
+    }
+}
+
 /* Bytes of workspace: packed weight + tap offsets (int64) + per-thread buffers. */
 static inline int64_t ig_plan_bytes(const ig_plan *p, int64_t elsize) {
     return ig_round_up(p->ap_elems * elsize, 64) + ig_round_up(p->K * 8, 64) +
            (int64_t)p->nt * (p->per_thread * elsize + ig_round_up(p->npos * 8, 64)) + 64;
+}
+
+/* Weight gradient with few output channels per group (ig_conv_impl.h,
+ * IG_FN(cc_conv_wgrad_igemm_)).  The band geometry is the forward's; a work
+ * item is (group, chunk of taps) and runs every image and tile of its group,
+ * so each weight element is summed by one thread in a fixed order (the
+ * result does not depend on the thread count).  Per thread: the band and
+ * the vector accumulators (cog rounded up to MRW x the chunk's taps x V). */
+typedef struct ig_wplan {
+    ig_plan p;
+    int nt, mrw, nrw, lanes;
+    int64_t nkb, kpad;          /* tap blocks of NRW, taps padded to them */
+    int64_t copad;              /* channels per group padded to MRW */
+    int64_t chunkb, nchunks;    /* tap blocks per item, items per group */
+    int64_t items;
+    int64_t acc_elems, per_thread;
+} ig_wplan;
+
+static inline void ig_wplan_make(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
+                                 int mrw, int nrw, int lanes, ig_wplan *w) {
+    /* tiles as for one thread: the same summation order for any count */
+    ig_plan_make(g, 1, elsize, mr, nr, &w->p);
+    w->nt = nthreads < 1 ? 1 : nthreads;
+    w->mrw = mrw;
+    w->nrw = nrw;
+    w->lanes = lanes;
+    w->nkb = cc_max64(1, cc_ceil_div(w->p.K, nrw));
+    w->kpad = w->nkb * nrw;
+    w->copad = cc_ceil_div(w->p.cog, mrw) * mrw;
+    int64_t nch = 1;
+    if (g->groups < 2 * (int64_t)w->nt)
+        nch = cc_min64(w->nkb, cc_ceil_div(2 * (int64_t)w->nt, g->groups));
+    w->chunkb = cc_ceil_div(w->nkb, nch);
+    w->nchunks = cc_ceil_div(w->nkb, w->chunkb);
+    w->items = g->groups * w->nchunks;
+    if (w->items < w->nt) w->nt = (int)cc_max64(1, w->items);
+    w->acc_elems = w->copad * w->chunkb * nrw * lanes;
+    const int64_t al = 64 / elsize;
+    w->per_thread = ig_round_up(w->p.band_elems, al) + ig_round_up(w->acc_elems, al);
+}
+
+static inline int64_t ig_wplan_bytes(const ig_wplan *w, int64_t elsize) {
+    return ig_round_up(w->kpad * 8, 64) + (int64_t)w->nt * w->per_thread * elsize + 64;
 }
 
 #endif

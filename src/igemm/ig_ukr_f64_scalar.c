@@ -4,4 +4,5 @@
 #define IG_NAME cc_ig_ukr_f64_scalar
 #define IG_NAMEI cc_ig_ukri_f64_scalar
 #define IG_PACK2 cc_ig_pack2_f64_scalar
+#define IG_NAMEW cc_ig_ukrw_f64_scalar
 #include "ig_ukr_scalar.inc"

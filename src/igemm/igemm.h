@@ -44,11 +44,29 @@ typedef void (*ig_pack_f32)(int64_t kc, const float *band, const int64_t *boff, 
 typedef void (*ig_pack_f64)(int64_t kc, const double *band, const int64_t *boff, int64_t o0,
                             int64_t o1, int brk, double *dst);
 
+/* Weight-gradient micro-kernel (small groups, ig_wgrad in ig_conv_impl.h):
+ * for i < MRW output channels and j < NRW taps, adds lane-wise into the
+ * vector acc[i][j] (V lanes; acc is MRW x NRW x V, i-major) the products
+ *   gy[i][r * gpitch + c] * band[koff[j] + r * bpitch + c]
+ * over rows r < nrows and columns c < w, column c into lane c % V.  gy[i]
+ * are MRW row pointers (repeat a valid one for rows past the group: those
+ * sums are dropped).  Reads nothing past column w of a row (the last vector
+ * of a row is a masked load), so no product involves data outside the
+ * output tile. */
+typedef void (*ig_ukrw_f32)(int64_t nrows, int64_t w, const float *const *gy, int64_t gpitch,
+                            const float *band, int64_t bpitch, const int64_t *koff,
+                            float *acc);
+typedef void (*ig_ukrw_f64)(int64_t nrows, int64_t w, const double *const *gy, int64_t gpitch,
+                            const double *band, int64_t bpitch, const int64_t *koff,
+                            double *acc);
+
 typedef struct ig_kern_f32 {
     int mr, nr;
     ig_ukr_f32 ukr;
     ig_ukri_f32 ukri;
     ig_pack_f32 pack2;
+    int mrw, nrw, lanes;
+    ig_ukrw_f32 ukrw;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -56,6 +74,8 @@ typedef struct ig_kern_f64 {
     ig_ukr_f64 ukr;
     ig_ukri_f64 ukri;
     ig_pack_f64 pack2;
+    int mrw, nrw, lanes;
+    ig_ukrw_f64 ukrw;
 } ig_kern_f64;
 
 /* The kernels of the current instruction set. */
@@ -76,7 +96,12 @@ IG_HIDDEN const ig_kern_f64 *cc_ig_kern_f64(void);
     IG_HIDDEN void cc_ig_pack2_f32_##ISA(int64_t, const float *, const int64_t *, int64_t, \
                                          int64_t, int, float *);                        \
     IG_HIDDEN void cc_ig_pack2_f64_##ISA(int64_t, const double *, const int64_t *,        \
-                                         int64_t, int64_t, int, double *);
+                                         int64_t, int64_t, int, double *);              \
+    IG_HIDDEN void cc_ig_ukrw_f32_##ISA(int64_t, int64_t, const float *const *, int64_t,  \
+                                        const float *, int64_t, const int64_t *, float *); \
+    IG_HIDDEN void cc_ig_ukrw_f64_##ISA(int64_t, int64_t, const double *const *, int64_t, \
+                                        const double *, int64_t, const int64_t *,       \
+                                        double *);
 IG_DECL(scalar)
 IG_DECL(avx2)
 IG_DECL(avx512)
@@ -92,5 +117,15 @@ IG_DECL(neon)
 #define IG_NV_AVX512 3
 #define IG_MR_NEON 8
 #define IG_NV_NEON 3
+/* weight gradient: MRW channels x NRW taps of vector accumulators, plus MRW
+ * gy vectors and one band vector in registers (AVX2: 12 + 3 + 1 = 16) */
+#define IG_MRW_SCALAR 4
+#define IG_NRW_SCALAR 4
+#define IG_MRW_AVX2 3
+#define IG_NRW_AVX2 4
+#define IG_MRW_AVX512 4
+#define IG_NRW_AVX512 6
+#define IG_MRW_NEON 4
+#define IG_NRW_NEON 6
 
 #endif

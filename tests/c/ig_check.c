@@ -3,7 +3,8 @@
  * set this build has against a naive double-precision product written here
  * and against the scalar kernel: random depths kc (including 1 and odd
  * values), ldc wider than the tile, first/accumulate, with and without a
- * bias, float32 and float64.
+ * bias, float32 and float64; the two-run packing; the weight-gradient
+ * kernel (rows narrower and wider than a vector, every tail length).
  *
  *   ig_check [iterations] [seed]     exit status 0 when all pass
  *
@@ -35,20 +36,30 @@ typedef struct {
     ig_ukr_f64 f64;
     ig_pack_f32 p32;
     ig_pack_f64 p64;
+    int mrw, nrw, lanes;
+    ig_ukrw_f32 w32;
+    ig_ukrw_f64 w64;
 } isa_t;
 
 static const isa_t isas[] = {
     {"scalar", IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukr_f64_scalar,
-     cc_ig_pack2_f32_scalar, cc_ig_pack2_f64_scalar},
+     cc_ig_pack2_f32_scalar, cc_ig_pack2_f64_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1,
+     cc_ig_ukrw_f32_scalar, cc_ig_ukrw_f64_scalar},
 #if defined(IG_CHECK_X86)
-    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL, cc_ig_pack2_f32_avx2, NULL},
-    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2, NULL, cc_ig_pack2_f64_avx2},
-    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, NULL, cc_ig_pack2_f32_avx512, NULL},
-    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 8, NULL, cc_ig_ukr_f64_avx512, NULL, cc_ig_pack2_f64_avx512},
+    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL, cc_ig_pack2_f32_avx2, NULL,
+     IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, NULL},
+    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2, NULL, cc_ig_pack2_f64_avx2,
+     IG_MRW_AVX2, IG_NRW_AVX2, 4, NULL, cc_ig_ukrw_f64_avx2},
+    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, NULL, cc_ig_pack2_f32_avx512,
+     NULL, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, NULL},
+    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 8, NULL, cc_ig_ukr_f64_avx512, NULL,
+     cc_ig_pack2_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, NULL, cc_ig_ukrw_f64_avx512},
 #endif
 #if defined(__aarch64__)
-    {"neon", IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, NULL, cc_ig_pack2_f32_neon, NULL},
-    {"neon", IG_MR_NEON, IG_NV_NEON * 2, NULL, cc_ig_ukr_f64_neon, NULL, cc_ig_pack2_f64_neon},
+    {"neon", IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, NULL, cc_ig_pack2_f32_neon, NULL,
+     IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, NULL},
+    {"neon", IG_MR_NEON, IG_NV_NEON * 2, NULL, cc_ig_ukr_f64_neon, NULL, cc_ig_pack2_f64_neon,
+     IG_MRW_NEON, IG_NRW_NEON, 2, NULL, cc_ig_ukrw_f64_neon},
 #endif
 };
 
@@ -151,6 +162,65 @@ static int check_pack(const isa_t *isa, int f64, int64_t kc, int brk)
     return bad;
 }
 
+/* ukrw: the lane sums of the accumulators (which started from random
+ * values) against a naive sum over rows and columns.  gy and the band are
+ * allocated exactly (rows of w valid columns at their pitches, the band
+ * padded only as far as the taps reach), so a read past column w of a row
+ * lands in the next row (gy) or in memory the naive sum never uses; gy and
+ * band values past each row's w columns are NaN, so any use of them shows. */
+static int check_w(const isa_t *isa, int f64, int64_t nrows, int64_t w)
+{
+    const int mrw = isa->mrw, nrw = isa->nrw, L = isa->lanes;
+    const int64_t gpitch = w + ri(0, 5), bpitch = w + ri(0, 5);
+    int64_t koff[16];
+    int64_t maxoff = 0;
+    for (int j = 0; j < nrw; j++) {
+        koff[j] = ri(0, 40);
+        if (koff[j] > maxoff) maxoff = koff[j];
+    }
+    const int64_t ng = (nrows - 1) * gpitch + w, nb = maxoff + (nrows - 1) * bpitch + w;
+    double *g = malloc(sizeof(double) * (size_t)(mrw * ng)), *b = malloc(sizeof(double) * (size_t)nb);
+    double *a0 = malloc(sizeof(double) * (size_t)(mrw * nrw * L));
+    void *gt = malloc(8 * (size_t)(mrw * ng)), *bt = malloc(8 * (size_t)nb), *at = malloc(8 * (size_t)(mrw * nrw * L));
+    if (!g || !b || !a0 || !gt || !bt || !at) { fprintf(stderr, "out of memory\n"); exit(2); }
+    const double nan = NAN;
+    for (int64_t i = 0; i < mrw * ng; i++) g[i] = (i % ng) % gpitch < w ? ru() : nan;
+    for (int64_t i = 0; i < nb; i++) b[i] = ru();
+    for (int64_t i = 0; i < mrw * nrw * L; i++) a0[i] = ru();
+    for (int64_t i = 0; i < mrw * ng; i++) { if (f64) ((double *)gt)[i] = g[i]; else { ((float *)gt)[i] = (float)g[i]; g[i] = ((float *)gt)[i]; } }
+    for (int64_t i = 0; i < nb; i++) { if (f64) ((double *)bt)[i] = b[i]; else { ((float *)bt)[i] = (float)b[i]; b[i] = ((float *)bt)[i]; } }
+    for (int64_t i = 0; i < mrw * nrw * L; i++) { if (f64) ((double *)at)[i] = a0[i]; else { ((float *)at)[i] = (float)a0[i]; a0[i] = ((float *)at)[i]; } }
+    const void *rows[16];
+    for (int i = 0; i < mrw; i++)
+        rows[i] = f64 ? (const void *)((double *)gt + i * ng) : (const void *)((float *)gt + i * ng);
+    if (f64)
+        isa->w64(nrows, w, (const double *const *)rows, gpitch, bt, bpitch, koff, at);
+    else
+        isa->w32(nrows, w, (const float *const *)rows, gpitch, bt, bpitch, koff, at);
+    double worst = 0, scale = 1;
+    for (int i = 0; i < mrw; i++)
+        for (int j = 0; j < nrw; j++) {
+            double want = 0, got = 0;
+            for (int l = 0; l < L; l++) {
+                want += a0[(i * nrw + j) * L + l];
+                got += f64 ? ((double *)at)[(i * nrw + j) * L + l] : ((float *)at)[(i * nrw + j) * L + l];
+            }
+            for (int64_t r = 0; r < nrows; r++)
+                for (int64_t c = 0; c < w; c++)
+                    want += g[i * ng + r * gpitch + c] * b[koff[j] + r * bpitch + c];
+            const double e = fabs(got - want);
+            if (!(e <= worst)) worst = e; /* NaN stays */
+            if (fabs(want) > scale) scale = fabs(want);
+        }
+    const double tol = (f64 ? 1e-14 : 2e-6) * (double)(nrows * w + L + 1) * scale;
+    int bad = !(worst <= tol);
+    if (bad)
+        printf("FAIL ukrw %s %s rows=%lld w=%lld err=%g tol=%g\n", isa->name, f64 ? "f64" : "f32",
+               (long long)nrows, (long long)w, worst, tol);
+    free(g); free(b); free(a0); free(gt); free(bt); free(at);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 200;
@@ -170,7 +240,8 @@ int main(int argc, char **argv)
                 const int64_t ldc = isas[i].nr + ri(0, 3) * ri(0, 40);
                 failures += check(&isas[i], f64, kc, ldc, (int)ri(0, 1), (int)ri(0, 1));
                 failures += check_pack(&isas[i], f64, ri(1, 40), (int)ri(1, isas[i].nr));
-                checks += 2;
+                failures += check_w(&isas[i], f64, ri(1, 6), it < 40 ? it + 1 : ri(1, 70));
+                checks += 3;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
