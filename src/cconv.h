@@ -111,9 +111,10 @@ int cc_conv_fwd_igemm_f64(const cc_geom *g, const double *x, const double *w,
                           int nthreads);
 
 /* Weight gradient reading the band in place (src/igemm) for grouped
- * convolutions with few output channels per group: 1 when it suits g;
+ * convolutions with few output channels per group and output rows of at
+ * least one vector: 1 when it suits g;
  * workspace in bytes as above. */
-int cc_conv_wgrad_igemm_suits(const cc_geom *g);
+int cc_conv_wgrad_igemm_suits(const cc_geom *g, int64_t elsize);
 int64_t cc_conv_wgrad_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize);
 int cc_conv_wgrad_igemm_f32(const cc_geom *g, const float *x, const float *gy, float *gw,
                             void *ws, int64_t ws_bytes, int nthreads);

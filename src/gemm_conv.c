@@ -65,7 +65,7 @@ int64_t cc_conv_adj_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
 
 int cc_conv_wgrad_method(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_geom_valid(g)) return -1;
-    if (cc_conv_wgrad_igemm_suits(g) && cc_conv_wgrad_igemm_workspace(g, nthreads, elsize) >= 0)
+    if (cc_conv_wgrad_igemm_suits(g, elsize) && cc_conv_wgrad_igemm_workspace(g, nthreads, elsize) >= 0)
         return CC_WGRAD_IGEMM;
     return CC_WGRAD_IM2COL;
 }

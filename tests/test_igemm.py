@@ -2,8 +2,8 @@
 the grouped weight gradient on the same band (``_kernels.conv_wgrad`` when
 ``wgrad_method`` is 'igemm').
 
-Every instruction set this CPU runs is forced in turn (the kernel follows
-``cconv._depthwise.set_isa``, the library's one ISA switch) and the result is
+Every instruction set this CPU runs is forced in turn (``_kernels.set_isa``:
+each extension module has its own copy of the dispatch table) and the result is
 checked against the float64 NumPy reference of tests/reference.py on random
 geometries: 1-D/2-D/3-D, strides 1-3 (the band's column phases), padding,
 dilation, groups, bias, tiles narrower than a row and wider than the
@@ -36,12 +36,22 @@ TOL = {np.float32: 2e-6, np.float64: 1e-13}
 
 @contextlib.contextmanager
 def isa(name):
-    prev = _depthwise.isa()
+    # each extension module has its own copy of the dispatch table: force
+    # the one _kernels (the igemm kernels) reads, and _depthwise's alike
+    prev, prevk = _depthwise.isa(), _kernels.isa()
     _depthwise.set_isa(name)
+    _kernels.set_isa(name)
     try:
         yield
     finally:
         _depthwise.set_isa(prev)
+        _kernels.set_isa(prevk)
+
+
+def test_isa_switch_reaches_the_igemm_kernels():
+    for name in ISAS:
+        with isa(name):
+            assert _kernels.isa() == name
 
 
 def run_igemm(x, w, b, stride, padding, dilation, groups, nthreads):
@@ -246,6 +256,10 @@ def test_c_neon_under_qemu(tmp_path):
     assert "neon" in out.splitlines()[0]
 
 
+LANES = {"scalar": {np.float32: 1, np.float64: 1}, "avx2": {np.float32: 8, np.float64: 4},
+         "avx512": {np.float32: 16, np.float64: 8}, "neon": {np.float32: 4, np.float64: 2}}
+
+
 def run_wgrad(x, gy, w_shape, stride, padding, dilation, groups, nthreads):
     p = make_params(x.shape, w_shape, None, stride, padding, dilation, False, 0, groups, "test",
                     x.dtype)
@@ -263,9 +277,11 @@ def run_wgrad(x, gy, w_shape, stride, padding, dilation, groups, nthreads):
 def test_wgrad_igemm_random(name, dtype, nsp):
     """Grouped weight gradient with <= 32 output channels per group: random
     geometries (channel counts off the MRW x NRW blocks, strides 1-3,
-    dilation, padding, rows narrower and wider than a vector), 1 and 2
-    threads, against the float64 reference; the result is bit-identical for
-    both thread counts (one thread sums each group, in a fixed order)."""
+    dilation, padding, rows of one to several vectors with every tail), 1
+    and 2 threads, against the float64 reference; the result is
+    bit-identical for both thread counts (one thread sums each group, in a
+    fixed order).  Rows narrower than a vector run im2col (the kernel's
+    masked path is checked from C, tests/c/ig_check.c)."""
     rng = np.random.default_rng(zlib.crc32(f"wgrad {name} {nsp} {np.dtype(dtype).name}".encode()))
     with isa(name):
         for _ in range(20):
@@ -280,13 +296,16 @@ def test_wgrad_igemm_random(name, dtype, nsp):
             ref = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w_shape,
                                        stride=s, pad_before=pad, dilation=d, groups=groups)
             got = {}
+            # rows narrower than a vector go to im2col (checked the same way)
+            want = "igemm" if out[-1] >= LANES[name][dtype] else "im2col"
             for nt in (1, 2):
                 gw, method = run_wgrad(x, gy, w_shape, s, pad, d, groups, nt)
-                assert method == "igemm", (x.shape, w_shape, groups, method)
+                assert method == want, (x.shape, w_shape, groups, method)
                 err = np.abs(gw - ref).max() / max(np.abs(ref).max(), 1e-30)
                 assert err <= 5 * TOL[dtype], (name, x.shape, w_shape, s, pad, d, groups, nt, err)
                 got[nt] = gw
-            assert np.array_equal(got[1], got[2]), "thread count changed the weight gradient"
+            if want == "igemm":  # (im2col sums per-thread partials)
+                assert np.array_equal(got[1], got[2]), "thread count changed the weight gradient"
 
 
 def test_wgrad_method():
@@ -296,3 +315,6 @@ def test_wgrad_method():
     assert m((2, 64, 9, 9), (64, 32, 3, 3), 2) == "igemm"          # 32 per group
     assert m((2, 66, 9, 9), (66, 33, 3, 3), 2) == "im2col"         # 33 per group
     assert m((2, 64, 9, 9), (16, 64, 3, 3), 1) == "im2col"         # not grouped
+    lanes = LANES[_kernels.isa()][np.float32]
+    # output rows narrower than a vector: im2col (batches the small images)
+    assert m((8, 64, 7, 7), (64, 32, 3, 3), 2) == ("igemm" if 7 >= lanes else "im2col")

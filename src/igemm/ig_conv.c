@@ -50,10 +50,15 @@ int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsi
     return b > CC_WORKSPACE_CAP ? -1 : b;
 }
 
-int cc_conv_wgrad_igemm_suits(const cc_geom *g) {
+int cc_conv_wgrad_igemm_suits(const cc_geom *g, int64_t elsize) {
     /* grouped, few channels per group: im2col + OpenBLAS there ran GEMMs of
-     * <= 32 rows, and the im2col copy cost more than the product */
-    return cc_geom_valid(g) && g->groups >= 2 && g->c_out / g->groups <= IG_DIRECT_MAX_COG;
+     * <= 32 rows, and the im2col copy cost more than the product; output
+     * rows of at least one vector (7x7 planes: every row a masked load, and
+     * im2col batches 8 images into one GEMM: measured slower, see
+     * benches/results/heuristics-2026-11-30.md) */
+    if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return 0;
+    const int lanes = elsize == 4 ? cc_ig_kern_f32()->lanes : cc_ig_kern_f64()->lanes;
+    return g->groups >= 2 && g->c_out / g->groups <= IG_DIRECT_MAX_COG && g->out[2] >= lanes;
 }
 
 int64_t cc_conv_wgrad_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
