@@ -11,7 +11,7 @@ static inline int omp_get_thread_num(void) { return 0; }
 #include "igemm.h"
 #include "ig_plan.h"
 
-/* Keep the short-row loops of the band (ig_conv_impl.h) as loops: GCC would
+/* Keep the short-row loops of the band (ig_band_impl.h) as loops: GCC would
  * otherwise turn them back into memset/memcpy calls. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-tree-loop-distribute-patterns")
@@ -47,32 +47,5 @@ int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsi
     else
         ig_plan_make(g, nthreads, 8, cc_ig_kern_f64()->mr, cc_ig_kern_f64()->nr, &p);
     const int64_t b = ig_plan_bytes(&p, elsize);
-    return b > CC_WORKSPACE_CAP ? -1 : b;
-}
-
-int cc_conv_wgrad_igemm_suits(const cc_geom *g, int64_t elsize) {
-    /* grouped, few channels per group: im2col + OpenBLAS there ran GEMMs of
-     * <= 32 rows, and the im2col copy cost more than the product; output
-     * rows of at least one vector (7x7 planes: every row a masked load, and
-     * im2col batches 8 images into one GEMM: measured slower, see
-     * benches/results/heuristics-2026-11-30.md) */
-    if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return 0;
-    const int lanes = elsize == 4 ? cc_ig_kern_f32()->lanes : cc_ig_kern_f64()->lanes;
-    return g->groups >= 2 && g->c_out / g->groups <= IG_DIRECT_MAX_COG && g->out[2] >= lanes;
-}
-
-int64_t cc_conv_wgrad_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
-    if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return -1;
-    if (g->batch == 0 || g->c_in == 0 || g->c_out == 0 || g->out[0] * g->out[1] * g->out[2] == 0)
-        return 0;
-    ig_wplan w;
-    if (elsize == 4) {
-        const ig_kern_f32 *k = cc_ig_kern_f32();
-        ig_wplan_make(g, nthreads, 4, k->mr, k->nr, k->mrw, k->nrw, k->lanes, &w);
-    } else {
-        const ig_kern_f64 *k = cc_ig_kern_f64();
-        ig_wplan_make(g, nthreads, 8, k->mr, k->nr, k->mrw, k->nrw, k->lanes, &w);
-    }
-    const int64_t b = ig_wplan_bytes(&w, elsize);
     return b > CC_WORKSPACE_CAP ? -1 : b;
 }

@@ -159,8 +159,7 @@ static inline int64_t ig_plan_bytes(const ig_plan *p, int64_t elsize) {
            (int64_t)p->nt * (p->per_thread * elsize + ig_round_up(p->npos * 8, 64)) + 64;
 }
 
-/* Weight gradient with few output channels per group (ig_conv_impl.h,
- * IG_FN(cc_conv_wgrad_igemm_)).  The band geometry is the forward's; a work
+/* Weight gradient with few output channels per group (ig_wgrad_impl.h).  The band geometry is the forward's; a work
  * item is (group, chunk of taps) and runs every image and tile of its group,
  * so each weight element is summed by one thread in a fixed order (the
  * result does not depend on the thread count).  Per thread: the band and

@@ -1,0 +1,104 @@
+/*
+ * The zero-padded input band of an implicit-GEMM tile (ig_plan.h), shared by
+ * the forward (ig_conv_impl.h) and the weight gradient (ig_wgrad_impl.h).
+ * Included with IG_T and IG_FN(name) defined; everything here is static.
+ */
+/* Short rows (ResNeXt's 14- and 28-wide planes: a row is 56-112 bytes) are
+ * copied and zeroed by inline loops: one memcpy and two memset calls per row
+ * cost about as much as the copy itself there. */
+#define IG_SHORT_ROW 64
+
+static inline void IG_FN(ig_zero_)(IG_T *d, int64_t n) {
+    if (n > IG_SHORT_ROW) {
+        memset(d, 0, (size_t)n * sizeof(IG_T));
+        return;
+    }
+    for (int64_t j = 0; j < n; ++j) d[j] = 0;
+}
+
+/* d[0, ca) = 0, d[ca, cb) = s[ca, cb), d[cb, win) = 0 */
+static inline void IG_FN(ig_row_)(IG_T *d, const IG_T *s, int64_t ca, int64_t cb, int64_t win) {
+    if (win > IG_SHORT_ROW) {
+        if (ca > 0) memset(d, 0, (size_t)ca * sizeof(IG_T));
+        memcpy(d + ca, s + ca, (size_t)(cb - ca) * sizeof(IG_T));
+        if (cb < win) memset(d + cb, 0, (size_t)(win - cb) * sizeof(IG_T));
+        return;
+    }
+    for (int64_t j = 0; j < ca; ++j) d[j] = 0;
+    for (int64_t j = ca; j < cb; ++j) d[j] = s[j];
+    for (int64_t j = cb; j < win; ++j) d[j] = 0;
+}
+
+/* The zero-padded input band of a tile (ig_plan.h). */
+static void IG_FN(ig_band_)(const cc_geom *g, const ig_plan *p, const IG_T *xg, int64_t od,
+                            int64_t oh0, int64_t ow0, int64_t Rr, int64_t Wtt, IG_T *band) {
+    const int64_t D = g->in[0], H = g->in[1], W = g->in[2];
+    const int64_t sh = g->stride[1], sw = g->stride[2];
+    const int64_t rin = (Rr - 1) * sh + (g->k[1] - 1) * g->dil[1] + 1;
+    const int64_t win = (Wtt - 1) * sw + (g->k[2] - 1) * g->dil[2] + 1;
+    const int64_t ih0 = oh0 * sh - g->pad[1], iw0 = ow0 * sw - g->pad[2];
+    const int64_t ca = iw0 < 0 ? cc_min64(-iw0, win) : 0; /* first copied column */
+    const int64_t cb = cc_max64(ca, cc_min64(win, W - iw0)); /* one past the last */
+    const int64_t blk = p->rows_ph * p->Wph; /* one phase block */
+    /* stride 2: the even (e) and odd (o) phase of a row hold [0, nj) with
+     * input data in [j0, j1), the same for every row; [jlo, jhi) has both */
+    const int64_t nje = (win + 1) / 2, njo = win / 2;
+    const int64_t je0 = cc_min64(nje, (ca + 1) / 2), jo0 = cc_min64(njo, ca / 2);
+    const int64_t je1 = cc_max64(je0, cc_min64(nje, (cb + 1) / 2));
+    const int64_t jo1 = cc_max64(jo0, cc_min64(njo, cb / 2));
+    const int64_t jlo = cc_max64(je0, jo0), jhi = cc_max64(jlo, cc_min64(je1, jo1));
+    for (int64_t ci = 0; ci < p->cig; ++ci)
+        for (int64_t td = 0; td < g->k[0]; ++td) {
+            const int64_t id = od * g->stride[0] - g->pad[0] + td * g->dil[0];
+            IG_T *tdb = band + ci * p->CS + td * sh * sw * blk;
+            /* band row rr goes to phase rr % sh, row rr / sh (kept as
+             * counters: a 64-bit division per row showed in profiles) */
+            int64_t rph = 0, rq = 0;
+            for (int64_t rr = 0; rr < rin; ++rr, rph = rph + 1 == sh ? 0 : rph + 1,
+                         rq += rph == 0) {
+                IG_T *dst = tdb + rph * sw * blk + rq * p->Wph;
+                const int64_t ih = ih0 + rr;
+                const int valid = !(id < 0 || id >= D || ih < 0 || ih >= H || ca >= cb);
+                const IG_T *src = valid ? xg + ((ci * D + id) * H + ih) * W + iw0 : NULL;
+                if (sw == 1) {
+                    if (!valid)
+                        IG_FN(ig_zero_)(dst, win);
+                    else
+                        IG_FN(ig_row_)(dst, src, ca, cb, win);
+                } else if (sw == 2) {
+                    IG_T *de = dst, *dq = dst + blk;
+                    if (!valid) {
+                        IG_FN(ig_zero_)(de, nje);
+                        IG_FN(ig_zero_)(dq, njo);
+                        continue;
+                    }
+                    /* one pass over the row, both phases: band column c
+                     * goes to phase c & 1, place c >> 1 */
+                    for (int64_t j = 0; j < je0; ++j) de[j] = 0;
+                    for (int64_t j = 0; j < jo0; ++j) dq[j] = 0;
+                    for (int64_t j = je0; j < jlo; ++j) de[j] = src[2 * j];
+                    for (int64_t j = jo0; j < jlo; ++j) dq[j] = src[2 * j + 1];
+                    for (int64_t j = jlo; j < jhi; ++j) {
+                        de[j] = src[2 * j];
+                        dq[j] = src[2 * j + 1];
+                    }
+                    for (int64_t j = jhi; j < je1; ++j) de[j] = src[2 * j];
+                    for (int64_t j = jhi; j < jo1; ++j) dq[j] = src[2 * j + 1];
+                    for (int64_t j = je1; j < nje; ++j) de[j] = 0;
+                    for (int64_t j = jo1; j < njo; ++j) dq[j] = 0;
+                } else {
+                    /* phase pw holds columns pw, pw + sw, ...: [j0, j1) from the input */
+                    for (int64_t pw = 0; pw < sw; ++pw) {
+                        IG_T *d = dst + pw * blk;
+                        const int64_t nj = cc_ceil_div(win - pw, sw);
+                        const int64_t j0 = valid ? cc_min64(nj, cc_ceil_div(cc_max64(ca - pw, 0), sw)) : nj;
+                        const int64_t j1 = valid ? cc_max64(j0, cc_min64(nj, cc_ceil_div(cb - pw, sw))) : nj;
+                        for (int64_t j = 0; j < j0; ++j) d[j] = 0;
+                        const IG_T *s0 = valid ? src + pw : NULL;
+                        for (int64_t j = j0; j < j1; ++j) d[j] = s0[j * sw];
+                        for (int64_t j = j1; j < nj; ++j) d[j] = 0;
+                    }
+                }
+            }
+        }
+}
