@@ -1,4 +1,5 @@
-/* Work split of the implicit-GEMM forward (ig_conv_impl.h).
+/* Work split of the implicit-GEMM forward (ig_conv_impl.h) and of the
+ * grouped weight gradient (ig_wgrad_impl.h).
  *
  * A work item is (image, group, output depth, tile of output positions,
  * chunk of output channels).  A tile is either R whole output rows or a
@@ -159,11 +160,12 @@ static inline int64_t ig_plan_bytes(const ig_plan *p, int64_t elsize) {
            (int64_t)p->nt * (p->per_thread * elsize + ig_round_up(p->npos * 8, 64)) + 64;
 }
 
-/* Weight gradient with few output channels per group (ig_wgrad_impl.h).  The band geometry is the forward's; a work
- * item is (group, chunk of taps) and runs every image and tile of its group,
- * so each weight element is summed by one thread in a fixed order (the
- * result does not depend on the thread count).  Per thread: the band and
- * the vector accumulators (cog rounded up to MRW x the chunk's taps x V). */
+/* Weight gradient with few output channels per group (ig_wgrad_impl.h).
+ * The band geometry is the forward's; a work item is (group, chunk of taps)
+ * and runs every image and tile of its group, so each weight element is
+ * summed by one thread in a fixed order (the result does not depend on the
+ * thread count).  Per thread: the band and the vector accumulators (cog
+ * rounded up to MRW x the chunk's taps x V). */
 typedef struct ig_wplan {
     ig_plan p;
     int nt, mrw, nrw, lanes;

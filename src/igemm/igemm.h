@@ -44,7 +44,7 @@ typedef void (*ig_pack_f32)(int64_t kc, const float *band, const int64_t *boff, 
 typedef void (*ig_pack_f64)(int64_t kc, const double *band, const int64_t *boff, int64_t o0,
                             int64_t o1, int brk, double *dst);
 
-/* Weight-gradient micro-kernel (small groups, ig_wgrad in ig_conv_impl.h):
+/* Weight-gradient micro-kernel (small groups, ig_wgrad_impl.h):
  * for i < MRW output channels and j < NRW taps, adds lane-wise into the
  * vector acc[i][j] (V lanes; acc is MRW x NRW x V, i-major) the products
  *   gy[i][r * gpitch + c] * band[koff[j] + r * bpitch + c]
