@@ -27,6 +27,7 @@ int IG_FN(cc_conv_wgrad_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *gy,
     }
     const int es = (int)sizeof(IG_T);
     const IG_KERN_T *kern = IG_KERN();
+    if (kern->mrw > IG_MRW_MAX) return CC_ERR_ARG; /* gyr below */
     ig_wplan wp;
     ig_wplan_make(g, nthreads, es, kern->mr, kern->nr, kern->mrw, kern->nrw, kern->lanes, &wp);
     if (ig_wplan_bytes(&wp, es) > ws_bytes || ws == NULL) return CC_ERR_NOMEM;
@@ -44,7 +45,7 @@ int IG_FN(cc_conv_wgrad_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *gy,
     {
         IG_T *band = slabs + (int64_t)omp_get_thread_num() * wp.per_thread;
         IG_T *acc = band + band_sz;
-        const IG_T *gyr[16];
+        const IG_T *gyr[IG_MRW_MAX];
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < wp.items; ++it) {
             const int64_t gi = it / wp.nchunks, kb0 = (it % wp.nchunks) * wp.chunkb;

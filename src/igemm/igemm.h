@@ -119,6 +119,7 @@ IG_DECL(neon)
 #define IG_NV_NEON 3
 /* weight gradient: MRW channels x NRW taps of vector accumulators, plus MRW
  * gy vectors and one band vector in registers (AVX2: 12 + 3 + 1 = 16) */
+#define IG_MRW_MAX 16 /* bound on any MRW (the driver's row-pointer array) */
 #define IG_MRW_SCALAR 4
 #define IG_NRW_SCALAR 4
 #define IG_MRW_AVX2 3
