@@ -94,14 +94,23 @@ void CC_CAT(cc_col2im_, CC_SFX)(const cc_geom *g, int64_t cin,
     const int64_t S2 = g->stride[2], P2 = g->pad[2], D2 = g->dil[2];
     const int64_t plane = I0 * I1 * I2;
     const int64_t rows = cin * K0 * K1 * K2;
-    for (int64_t r = 0; r < rows; ++r) {
+    /* stride 2, dilation 1: taps t2 and t2 + 1 write the even and odd
+     * places of the same pairs of x, so an even tap and the next one are
+     * added together, interleaved, into contiguous x (a stride-2 scatter
+     * does not vectorise) */
+    const int pair = S2 == 2 && D2 == 1 && K2 >= 2;
+    for (int64_t r = 0; r < rows;) {
         int64_t t2 = r % K2, t1 = (r / K2) % K1, t0 = (r / (K2 * K1)) % K0;
         int64_t ci = r / (K0 * K1 * K2);
         CC_T *xc = x + ci * plane;
-        const CC_T *srcrow = col + r * ldc;
+        const int two = pair && t2 % 2 == 0 && t2 + 1 < K2;
+        const CC_T *srcrow = col + r * ldc, *srcrow2 = srcrow + ldc;
         const int64_t off2 = t2 * D2;
         const int64_t lo2 = CC_CAT(cc_first_valid_, CC_SFX)(S2, P2, off2, O2);
         const int64_t hi2 = CC_CAT(cc_end_valid_, CC_SFX)(S2, P2, off2, I2, O2);
+        /* the second tap's valid range (two only) */
+        const int64_t lo2b = two ? CC_CAT(cc_first_valid_, CC_SFX)(S2, P2, off2 + 1, O2) : 0;
+        const int64_t hi2b = two ? CC_CAT(cc_end_valid_, CC_SFX)(S2, P2, off2 + 1, I2, O2) : 0;
         int64_t p = p0, end = p0 + np;
         /* the output line of p, advanced line by line (no divisions per line) */
         int64_t o2 = p0 % O2, o1 = (p0 / O2) % O1, o0 = p0 / O2 / O1;
@@ -115,7 +124,21 @@ void CC_CAT(cc_col2im_, CC_SFX)(const cc_geom *g, int64_t cin,
                 const CC_T *s = srcrow + (p - p0) - o2;
                 int64_t a = o2, b = o2 + n2;
                 int64_t va = a > lo2 ? a : lo2, vb = b < hi2 ? b : hi2;
-                if (S2 == 1) {
+                if (two) {
+                    const CC_T *sb = srcrow2 + (p - p0) - o2;
+                    int64_t wa = a > lo2b ? a : lo2b, wb = b < hi2b ? b : hi2b;
+                    /* both taps valid on [ca, cb): pairs; the rest alone */
+                    int64_t ca = va > wa ? va : wa, cb = vb < wb ? vb : wb;
+                    if (cb < ca) ca = cb = va;
+                    for (int64_t o = va; o < (ca < vb ? ca : vb); ++o) dstl[2 * o] += s[o];
+                    for (int64_t o = wa; o < (ca < wb ? ca : wb); ++o) dstl[2 * o + 1] += sb[o];
+                    for (int64_t o = ca; o < cb; ++o) {
+                        dstl[2 * o] += s[o];
+                        dstl[2 * o + 1] += sb[o];
+                    }
+                    for (int64_t o = (cb > va ? cb : va); o < vb; ++o) dstl[2 * o] += s[o];
+                    for (int64_t o = (cb > wa ? cb : wa); o < wb; ++o) dstl[2 * o + 1] += sb[o];
+                } else if (S2 == 1) {
                     for (int64_t o = va; o < vb; ++o) dstl[o] += s[o];
                 } else if (S2 == 2) {
                     for (int64_t o = va; o < vb; ++o) dstl[2 * o] += s[o];
@@ -125,6 +148,7 @@ void CC_CAT(cc_col2im_, CC_SFX)(const cc_geom *g, int64_t cin,
             }
             p += n2;
         }
+        r += two ? 2 : 1;
     }
 }
 
