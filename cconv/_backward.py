@@ -154,14 +154,16 @@ def _bilinear(xp, shape, dt, real_fn, a, b, conj_a: bool, conj_b: bool):
     t3 = real_fn(ar - ai if conj_a else ar + ai, br - bi if conj_b else br + bi)
     del ar, ai, br, bi
     res = xp.empty(shape, dtype=dt)
+    # in place: no fourth full-size temporary for the real part
+    t3 -= t1
     if conj_a != conj_b:   # sa*sb = -1
-        res.real = t1 + t2
-        t3 -= t1
         t3 += t2
+        t1 += t2
     else:
-        res.real = t1 - t2
-        t3 -= t1
         t3 -= t2
+        t1 -= t2
+    del t2
+    res.real = t1
     res.imag = t3
     return res
 

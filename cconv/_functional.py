@@ -173,14 +173,16 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     run_real("forward", pr, xp, xi, wi, None, t2, backend, need_backward)
     run_real("forward", pr, xp, xr + xi, wr + wi, None, t3, backend, need_backward)
     y = out if out is not None else xp.empty(shape, dtype=dt)
-    yr = t1 - t2
+    # real = t1 - t2, imag = t3 - t1 - t2, in place (no fourth temporary)
     t3 -= t1
     t3 -= t2
-    if b is not None and yr.size:
+    t1 -= t2
+    del t2
+    if b is not None and t1.size:
         bshape = (1, -1) + (1,) * p.nsp
-        yr += b.real.astype(cdt).reshape(bshape)
+        t1 += b.real.astype(cdt).reshape(bshape)
         t3 += b.imag.astype(cdt).reshape(bshape)
-    y.real = yr
+    y.real = t1
     y.imag = t3
     return y
 
