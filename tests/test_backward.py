@@ -363,7 +363,11 @@ def test_larger_reductions(seed):
     Case(2, False, 2, 32, 32, 2, (33, 35), (3, 3), (2, 2), (1, 1), (1, 1), (0, 0)),
     Case(2, True, 2, 32, 32, 1, (20, 20), (4, 4), (2, 2), (1, 1), (1, 1), (0, 0)),
     Case(1, False, 2, 48, 32, 1, (700,), (5,), (1,), (2,), (1,), (0,)),
-], ids=["3x3-40", "3x3-30-b3", "3x3-s2-g2", "tconv-4x4-s2", "1d-k5"])
+    # grouped, 8 channels per group: grad_weight on the band (src/igemm),
+    # plain and transposed (its plain twin's roles swapped)
+    Case(2, False, 3, 64, 64, 8, (20, 21), (3, 3), (1, 1), (1, 1), (1, 1), (0, 0)),
+    Case(2, True, 2, 32, 48, 4, (12, 13), (3, 3), (2, 2), (1, 1), (1, 1), (1, 0)),
+], ids=["3x3-40", "3x3-30-b3", "3x3-s2-g2", "tconv-4x4-s2", "1d-k5", "g8", "tconv-g4-s2"])
 def test_realistic_sizes(case, dtype):
     rng = np.random.default_rng(123)
     x, w, gy = arrays(case, rng, dtype)
