@@ -3,11 +3,7 @@
  * gradient (im2col + GEMM accumulated over the batch), float32 and float64.
  * The bodies are gemm_conv_impl.h; the work split is gemm_plan.h. */
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#else
-static inline int omp_get_thread_num(void) { return 0; }
-#endif
+#include "omp_compat.h"
 
 #include "blas.h"
 #include "cconv.h"

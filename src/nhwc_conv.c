@@ -2,11 +2,7 @@
  * see nhwc_conv.h.  The bodies are nhwc_conv_impl.h, the work split
  * nhwc_plan.h. */
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#else
-static inline int omp_get_thread_num(void) { return 0; }
-#endif
+#include "omp_compat.h"
 
 #include "blas.h"
 #include "cconv.h"

@@ -1,11 +1,7 @@
 /* Stride-1 forward convolution by one GEMM per kernel tap over a padded
  * band of input rows (no im2col); see shift_conv_impl.h. */
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#else
-static inline int omp_get_thread_num(void) { return 0; }
-#endif
+#include "omp_compat.h"
 
 #include "blas.h"
 #include "cconv.h"

@@ -1,11 +1,7 @@
 /* Implicit-GEMM forward convolution, float32 and float64 (ig_conv_impl.h),
  * and the rule for when it runs. */
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#else
-static inline int omp_get_thread_num(void) { return 0; }
-#endif
+#include "omp_compat.h"
 
 #include "cconv.h"
 #include "igemm.h"

@@ -2,11 +2,7 @@
  * group on the implicit-GEMM band (ig_wgrad_impl.h), float32 and float64,
  * and the rule for when it runs. */
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#else
-static inline int omp_get_thread_num(void) { return 0; }
-#endif
+#include "omp_compat.h"
 
 #include "cconv.h"
 #include "igemm.h"
