@@ -8,31 +8,8 @@
 #include "igemm.h"
 #include "ig_plan.h"
 
-/* Keep the short-row loops of the band (ig_band_impl.h) as loops: GCC would
- * otherwise turn them back into memset/memcpy calls. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-tree-loop-distribute-patterns")
-#endif
-
-#define IG_T float
-#define IG_SFX f32
-#define IG_KERN cc_ig_kern_f32
-#define IG_KERN_T ig_kern_f32
-#include "ig_wgrad_impl.h"
-#undef IG_T
-#undef IG_SFX
-#undef IG_KERN
-#undef IG_KERN_T
-
-#define IG_T double
-#define IG_SFX f64
-#define IG_KERN cc_ig_kern_f64
-#define IG_KERN_T ig_kern_f64
-#include "ig_wgrad_impl.h"
-#undef IG_T
-#undef IG_SFX
-#undef IG_KERN
-#undef IG_KERN_T
+#define IG_IMPL "ig_wgrad_impl.h"
+#include "ig_instances.h"
 
 int cc_conv_wgrad_igemm_suits(const cc_geom *g, int64_t elsize) {
     /* grouped, few channels per group: im2col + OpenBLAS there ran GEMMs of
