@@ -11,21 +11,8 @@
 #include "shift_conv.h"
 #include "shift_plan.h"
 
-#define CC_T float
-#define CC_SFX f32
-#define CC_GEMM CC_SGEMM
-#include "gemm_conv_impl.h"
-#undef CC_T
-#undef CC_SFX
-#undef CC_GEMM
-
-#define CC_T double
-#define CC_SFX f64
-#define CC_GEMM CC_DGEMM
-#include "gemm_conv_impl.h"
-#undef CC_T
-#undef CC_SFX
-#undef CC_GEMM
+#define CC_IMPL "gemm_conv_impl.h"
+#include "cc_instances.h"
 
 int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_geom_valid(g)) return -1;

@@ -9,21 +9,8 @@
 #include "nhwc_conv.h"
 #include "nhwc_plan.h"
 
-#define CC_T float
-#define CC_SFX f32
-#define CC_GEMM CC_SGEMM
-#include "nhwc_conv_impl.h"
-#undef CC_T
-#undef CC_SFX
-#undef CC_GEMM
-
-#define CC_T double
-#define CC_SFX f64
-#define CC_GEMM CC_DGEMM
-#include "nhwc_conv_impl.h"
-#undef CC_T
-#undef CC_SFX
-#undef CC_GEMM
+#define CC_IMPL "nhwc_conv_impl.h"
+#include "cc_instances.h"
 
 int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return -1;

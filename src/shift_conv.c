@@ -8,21 +8,8 @@
 #include "shift_plan.h"
 #include "shift_conv.h"
 
-#define CC_T float
-#define CC_SFX f32
-#define CC_GEMM CC_SGEMM
-#include "shift_conv_impl.h"
-#undef CC_T
-#undef CC_SFX
-#undef CC_GEMM
-
-#define CC_T double
-#define CC_SFX f64
-#define CC_GEMM CC_DGEMM
-#include "shift_conv_impl.h"
-#undef CC_T
-#undef CC_SFX
-#undef CC_GEMM
+#define CC_IMPL "shift_conv_impl.h"
+#include "cc_instances.h"
 
 int64_t cc_conv_fwd_shift_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     cc_shift_plan sp;

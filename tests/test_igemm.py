@@ -197,6 +197,30 @@ def test_bad_geometry_is_a_value_error():
                                     np.zeros(256, np.float32), np.empty(1 << 20, np.uint8), 1)
     with pytest.raises(ValueError, match="10 entries"):
         _kernels.fwd_method(good[:9], 1, 4)
+    for g in (bad_groups, bad_stride):
+        with pytest.raises(ValueError, match="geometry"):
+            _kernels.wgrad_method(g, 1, 4)
+        with pytest.raises(ValueError):
+            _kernels.conv_wgrad(g, np.zeros(256, np.float32), np.zeros(256, np.float32),
+                                np.zeros(144, np.float32), np.empty(1 << 20, np.uint8), 1)
+    with pytest.raises(ValueError, match="10 entries"):
+        _kernels.wgrad_method(good[:9], 1, 4)
+
+
+def test_wgrad_short_workspace_is_a_memory_error():
+    g = make_params((2, 8, 9, 9), (8, 2, 3, 3), None, 1, 1, 1, False, 0, 4, "t").geom()
+    assert _kernels.wgrad_method(g, 1, 4) == "igemm"
+    with pytest.raises(MemoryError):
+        _kernels.conv_wgrad(g, np.zeros(2 * 8 * 81, np.float32), np.zeros(2 * 8 * 81, np.float32),
+                            np.zeros(8 * 2 * 9, np.float32), np.empty(16, np.uint8), 1)
+
+
+def test_kernels_set_isa_rejects_unknown_names():
+    prev = _kernels.isa()
+    for bad in ("sse9", "AVX2 ", "neon2"):
+        with pytest.raises(ValueError, match="cannot run here"):
+            _kernels.set_isa(bad)
+    assert _kernels.isa() == prev
 
 
 def test_igemm_repeatable():

@@ -22,16 +22,9 @@
 
 #include "depthwise.h"
 
-static uint64_t rng_state = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-static int64_t ri(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
-static double ru(void) { return (double)(rnd() >> 11) / 9007199254740992.0 * 2.0 - 1.0; }
+#define CHECK_RNG_SEED 88172645463325252ull
+#include "check_rng.h"
+static double ru(void) { return rud(); }
 
 static int64_t prod3(const int64_t *a) { return a[0] * a[1] * a[2]; }
 

@@ -21,16 +21,9 @@
 
 #include "winograd.h"
 
-static uint64_t rng_state = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-static int64_t ri(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
-static float ru(void) { return (float)((double)(rnd() >> 11) / 9007199254740992.0 * 2.0 - 1.0); }
+#define CHECK_RNG_SEED 88172645463325252ull
+#include "check_rng.h"
+static float ru(void) { return (float)rud(); }
 
 static const char *const all_isas[] = {"scalar", "avx2", "avx512", "neon"};
 static const char *isas[4];
