@@ -16,7 +16,12 @@ import warnings
 
 from libc.stdint cimport int64_t
 
-from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom, real
+cimport numpy as cnp
+
+from ._arrays cimport ARR_OPTIONAL, ARR_WRITE, arr_ptr, prod3, real_type
+from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
+
+cnp.import_array()
 
 cdef extern from "depthwise/depthwise.h" nogil:
     int cc_dw_fwd_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
@@ -47,31 +52,6 @@ cdef int _fill(cc_geom *g, tuple geom) except -1:
     return 0
 
 
-def _prod(t):
-    r = 1
-    for v in t:
-        r *= int(v)
-    return r
-
-
-cdef int _size(str name, object a, object n, bint optional=False) except -1:
-    if a is None:
-        if optional:
-            return 0
-        raise ValueError(f"{name}: an array is required")
-    if a.shape[0] != n:
-        raise ValueError(f"{name}: expected {n} elements for this geometry, got {a.shape[0]}")
-    return 0
-
-
-cdef inline void *_p(real[::1] a) noexcept nogil:
-    return <void *>&a[0] if a is not None and a.shape[0] > 0 else NULL
-
-
-cdef inline const void *_pc(const real[::1] a) noexcept nogil:
-    return <const void *>&a[0] if a is not None and a.shape[0] > 0 else NULL
-
-
 cdef int _check(int rc) except -1:
     if rc == CC_ERR_NOMEM:
         raise MemoryError("cconv: out of memory in the depthwise kernel's row buffers")
@@ -90,22 +70,24 @@ def geom_ok(tuple geom):
     return True
 
 
-def fwd(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, real[::1] y,
-        int nthreads):
-    """y = conv(x, w) + b (b over c_out; may be None)."""
+def fwd(tuple geom, x, w, b, y, int nthreads):
+    """y = conv(x, w) + b (b over c_out; may be None).  x, w, b, y:
+    C-contiguous float32 or float64 arrays (one dtype) of the sizes ``geom``
+    gives."""
     cdef cc_geom g
     cdef int rc
+    cdef void *px
+    cdef void *pw
+    cdef void *pb
+    cdef void *py
     _fill(&g, geom)
-    _size("x", x, geom[0] * geom[2] * _prod(geom[4]))
-    _size("w", w, geom[3] * _prod(geom[6]))
-    _size("b", b, geom[3], True)
-    _size("y", y, geom[0] * geom[3] * _prod(geom[5]))
-    cdef const void *px = _pc(x)
-    cdef const void *pw = _pc(w)
-    cdef const void *pb = _pc(b)
-    cdef void *py = _p(y)
+    cdef int t = real_type(x, "x")
+    arr_ptr(x, "x", t, geom[0] * geom[2] * prod3(geom[4]), 0, &px)
+    arr_ptr(w, "w", t, geom[3] * prod3(geom[6]), 0, &pw)
+    arr_ptr(b, "b", t, geom[3], ARR_OPTIONAL, &pb)
+    arr_ptr(y, "y", t, geom[0] * geom[3] * prod3(geom[5]), ARR_WRITE, &py)
     with nogil:
-        if real is float:
+        if t == cnp.NPY_FLOAT32:
             rc = cc_dw_fwd_f32(&g, <const float *>px, <const float *>pw, <const float *>pb,
                                <float *>py, nthreads)
         else:
@@ -114,23 +96,23 @@ def fwd(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, rea
     _check(rc)
 
 
-def adj(tuple geom, const real[::1] y, const real[::1] w, const real[::1] b, real[::1] x,
-        int nthreads):
+def adj(tuple geom, y, w, b, x, int nthreads):
     """x = conv_adjoint(y, w) + b (b over c_in; may be None): grad_input, or
     the forward of the transposed convolution."""
     cdef cc_geom g
     cdef int rc
+    cdef void *py
+    cdef void *pw
+    cdef void *pb
+    cdef void *px
     _fill(&g, geom)
-    _size("y", y, geom[0] * geom[3] * _prod(geom[5]))
-    _size("w", w, geom[3] * _prod(geom[6]))
-    _size("b", b, geom[2], True)
-    _size("x", x, geom[0] * geom[2] * _prod(geom[4]))
-    cdef const void *py = _pc(y)
-    cdef const void *pw = _pc(w)
-    cdef const void *pb = _pc(b)
-    cdef void *px = _p(x)
+    cdef int t = real_type(y, "y")
+    arr_ptr(y, "y", t, geom[0] * geom[3] * prod3(geom[5]), 0, &py)
+    arr_ptr(w, "w", t, geom[3] * prod3(geom[6]), 0, &pw)
+    arr_ptr(b, "b", t, geom[2], ARR_OPTIONAL, &pb)
+    arr_ptr(x, "x", t, geom[0] * geom[2] * prod3(geom[4]), ARR_WRITE, &px)
     with nogil:
-        if real is float:
+        if t == cnp.NPY_FLOAT32:
             rc = cc_dw_adj_f32(&g, <const float *>py, <const float *>pw, <const float *>pb,
                                <float *>px, nthreads)
         else:
@@ -139,20 +121,21 @@ def adj(tuple geom, const real[::1] y, const real[::1] w, const real[::1] b, rea
     _check(rc)
 
 
-def wgrad(tuple geom, const real[::1] x, const real[::1] gy, real[::1] gw, int nthreads):
+def wgrad(tuple geom, x, gy, gw, int nthreads):
     """gw = gradient of <gy, conv(x, w)> with respect to w; deterministic
     (the same bits for every call and thread count)."""
     cdef cc_geom g
     cdef int rc
+    cdef void *px
+    cdef void *pgy
+    cdef void *pgw
     _fill(&g, geom)
-    _size("x", x, geom[0] * geom[2] * _prod(geom[4]))
-    _size("gy", gy, geom[0] * geom[3] * _prod(geom[5]))
-    _size("gw", gw, geom[3] * _prod(geom[6]))
-    cdef const void *px = _pc(x)
-    cdef const void *pgy = _pc(gy)
-    cdef void *pgw = _p(gw)
+    cdef int t = real_type(x, "x")
+    arr_ptr(x, "x", t, geom[0] * geom[2] * prod3(geom[4]), 0, &px)
+    arr_ptr(gy, "gy", t, geom[0] * geom[3] * prod3(geom[5]), 0, &pgy)
+    arr_ptr(gw, "gw", t, geom[3] * prod3(geom[6]), ARR_WRITE, &pgw)
     with nogil:
-        if real is float:
+        if t == cnp.NPY_FLOAT32:
             rc = cc_dw_wgrad_f32(&g, <const float *>px, <const float *>pgy, <float *>pgw, nthreads)
         else:
             rc = cc_dw_wgrad_f64(&g, <const double *>px, <const double *>pgy, <double *>pgw, nthreads)

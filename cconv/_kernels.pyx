@@ -9,7 +9,12 @@ float64 (the callers in cconv/backends ensure it); ``geom`` is the tuple
 """
 from libc.stdint cimport int64_t
 
-from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom, real
+cimport numpy as cnp
+
+from ._arrays cimport ARR_OPTIONAL, ARR_WRITE, arr_ptr, prod3, real_type
+from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
+
+cnp.import_array()
 
 cdef extern from "cconv.h" nogil:
     int64_t CC_WORKSPACE_CAP
@@ -48,16 +53,20 @@ cdef extern from "cconv.h" nogil:
 WORKSPACE_CAP = CC_WORKSPACE_CAP
 
 
-cdef inline void *_p(real[::1] a) noexcept nogil:
-    return <void *>&a[0] if a is not None and a.shape[0] > 0 else NULL
+cdef object _wsize(tuple geom):
+    """Weight elements of ``geom``: c_out * (c_in / groups) * prod(k), or
+    None (no check here) when the groups do not divide c_in; the C kernels
+    then reject the geometry before reading anything."""
+    cdef object groups = geom[1]
+    if groups <= 0 or geom[2] % groups != 0:
+        return None
+    return geom[3] * (geom[2] // groups) * prod3(geom[6])
 
 
-cdef inline const void *_pc(const real[::1] a) noexcept nogil:
-    return <const void *>&a[0] if a is not None and a.shape[0] > 0 else NULL
-
-
-cdef inline void *_pw(unsigned char[::1] a) noexcept nogil:
-    return <void *>&a[0] if a is not None and a.shape[0] > 0 else NULL
+cdef int64_t _ws_ptr(object ws, void **p) except -1:
+    """The scratch array's data and byte count (None: none)."""
+    arr_ptr(ws, "ws", cnp.NPY_UINT8, None, ARR_OPTIONAL | ARR_WRITE, p)
+    return 0 if ws is None else cnp.PyArray_SIZE(<cnp.ndarray>ws)
 
 
 cdef int _check(int rc) except -1:
@@ -92,21 +101,34 @@ cdef enum:
     _ADJ = 2
 
 
-cdef int _conv(int op, tuple geom, const real[::1] a, const real[::1] w, const real[::1] b,
-               real[::1] out, unsigned char[::1] ws, int nthreads) except -1:
+cdef int _conv(int op, tuple geom, a, w, b, out, ws, int nthreads) except -1:
     """out = op(a, w) + b: the forward (by the method cc_conv_fwd_method picks,
-    or the implicit GEMM), or the adjoint."""
+    or the implicit GEMM), or the adjoint.  The forward reads a (batch, c_in,
+    *in) and writes out (batch, c_out, *out), b over c_out; the adjoint the
+    other way round, b over c_in."""
     cdef cc_geom g
     cdef int rc
+    cdef void *pa
+    cdef void *pw
+    cdef void *pb
+    cdef void *po
+    cdef void *pws
     fill_geom(&g, geom)
-    cdef const void *pa = _pc(a)
-    cdef const void *pw = _pc(w)
-    cdef const void *pb = _pc(b)
-    cdef void *po = _p(out)
-    cdef void *pws = _pw(ws)
-    cdef int64_t nws = ws.shape[0] if ws is not None else 0
+    cdef object nx = geom[0] * geom[2] * prod3(geom[4])
+    cdef object ny = geom[0] * geom[3] * prod3(geom[5])
+    cdef int t = real_type(a, "y" if op == _ADJ else "x")
+    if op == _ADJ:
+        arr_ptr(a, "y", t, ny, 0, &pa)
+        arr_ptr(b, "b", t, geom[2], ARR_OPTIONAL, &pb)
+        arr_ptr(out, "x", t, nx, ARR_WRITE, &po)
+    else:
+        arr_ptr(a, "x", t, nx, 0, &pa)
+        arr_ptr(b, "b", t, geom[3], ARR_OPTIONAL, &pb)
+        arr_ptr(out, "y", t, ny, ARR_WRITE, &po)
+    arr_ptr(w, "w", t, _wsize(geom), 0, &pw)
+    cdef int64_t nws = _ws_ptr(ws, &pws)
     with nogil:
-        if real is float:
+        if t == cnp.NPY_FLOAT32:
             if op == _FWD:
                 rc = cc_conv_fwd_f32(&g, <const float *>pa, <const float *>pw, <const float *>pb,
                                      <float *>po, pws, nws, nthreads)
@@ -129,9 +151,9 @@ cdef int _conv(int op, tuple geom, const real[::1] a, const real[::1] w, const r
     return _check(rc)
 
 
-def conv_fwd(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, real[::1] y,
-             unsigned char[::1] ws, int nthreads):
-    """y = conv(x, w) + b; b may be None."""
+def conv_fwd(tuple geom, x, w, b, y, ws, int nthreads):
+    """y = conv(x, w) + b; b may be None.  Arrays: C-contiguous float32 or
+    float64 (one dtype) of the sizes ``geom`` gives; ws a uint8 array."""
     _conv(_FWD, geom, x, w, b, y, ws, nthreads)
 
 
@@ -142,46 +164,51 @@ def igemm_workspace_bytes(tuple geom, int nthreads, int elsize):
     return cc_conv_fwd_igemm_workspace(&g, nthreads, elsize)
 
 
-def conv_fwd_igemm(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, real[::1] y,
-                   unsigned char[::1] ws, int nthreads):
+def conv_fwd_igemm(tuple geom, x, w, b, y, ws, int nthreads):
     """y = conv(x, w) + b by the implicit GEMM (src/igemm); b may be None."""
     _conv(_FWD_IGEMM, geom, x, w, b, y, ws, nthreads)
 
 
-def conv_adj(tuple geom, const real[::1] y, const real[::1] w, const real[::1] b, real[::1] x,
-             unsigned char[::1] ws, int nthreads):
+def conv_adj(tuple geom, y, w, b, x, ws, int nthreads):
     """x = conv_adjoint(y, w) + b (grad_input, or a transposed forward); b may be None."""
     _conv(_ADJ, geom, y, w, b, x, ws, nthreads)
 
 
-def conv_wgrad(tuple geom, const real[::1] x, const real[::1] gy, real[::1] gw,
-               unsigned char[::1] ws, int nthreads):
+def conv_wgrad(tuple geom, x, gy, gw, ws, int nthreads):
     """gw = d<gy, conv(x, w)>/dw."""
     cdef cc_geom g
     cdef int rc
+    cdef void *px
+    cdef void *pgy
+    cdef void *pgw
+    cdef void *pws
     fill_geom(&g, geom)
-    cdef const void *px = _pc(x)
-    cdef const void *pgy = _pc(gy)
-    cdef void *pgw = _p(gw)
-    cdef void *pws = _pw(ws)
-    cdef int64_t nws = ws.shape[0] if ws is not None else 0
+    cdef int t = real_type(x, "x")
+    arr_ptr(x, "x", t, geom[0] * geom[2] * prod3(geom[4]), 0, &px)
+    arr_ptr(gy, "gy", t, geom[0] * geom[3] * prod3(geom[5]), 0, &pgy)
+    arr_ptr(gw, "gw", t, _wsize(geom), ARR_WRITE, &pgw)
+    cdef int64_t nws = _ws_ptr(ws, &pws)
     with nogil:
-        if real is float:
+        if t == cnp.NPY_FLOAT32:
             rc = cc_conv_wgrad_f32(&g, <const float *>px, <const float *>pgy, <float *>pgw, pws, nws, nthreads)
         else:
             rc = cc_conv_wgrad_f64(&g, <const double *>px, <const double *>pgy, <double *>pgw, pws, nws, nthreads)
     _check(rc)
 
 
-def bias_grad(int64_t batch, int64_t channels, int64_t spatial, const real[::1] gy,
-              real[::1] gb, int nthreads):
+def bias_grad(int64_t batch, int64_t channels, int64_t spatial, gy, gb, int nthreads):
     """gb[c] = sum over batch and space of gy (batch, channels, spatial)."""
-    cdef const void *pgy = _pc(gy)
-    cdef void *pgb = _p(gb)
+    cdef void *pgy
+    cdef void *pgb
+    if batch < 0 or channels < 0 or spatial < 0:
+        raise ValueError(f"bias_grad: negative size ({batch}, {channels}, {spatial})")
+    cdef int t = real_type(gy, "gy")
+    arr_ptr(gy, "gy", t, (<object>batch) * channels * spatial, 0, &pgy)
+    arr_ptr(gb, "gb", t, channels, ARR_WRITE, &pgb)
     if channels == 0:
         return
     with nogil:
-        if real is float:
+        if t == cnp.NPY_FLOAT32:
             cc_bias_grad_f32(batch, channels, spatial, <const float *>pgy, <float *>pgb, nthreads)
         else:
             cc_bias_grad_f64(batch, channels, spatial, <const double *>pgy, <double *>pgb, nthreads)

@@ -8,7 +8,12 @@ Scratch memory is a uint8 array from ``cconv._config.workspace``.
 """
 from libc.stdint cimport int64_t
 
-from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom, real
+cimport numpy as cnp
+
+from ._arrays cimport ARR_OPTIONAL, ARR_WRITE, arr_ptr, prod3, real_type
+from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
+
+cnp.import_array()
 
 cdef extern from "nhwc_conv.h" nogil:
     int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize)
@@ -27,20 +32,31 @@ def fwd_workspace_bytes(tuple geom, int nthreads, int elsize):
     return n
 
 
-def fwd(tuple geom, const real[::1] x, const real[::1] w, const real[::1] b, real[::1] y,
-        int y_cl, unsigned char[::1] ws, int nthreads):
-    """y = conv(x, w) + b for channels-last x; b may be None."""
+def fwd(tuple geom, x, w, b, y, int y_cl, ws, int nthreads):
+    """y = conv(x, w) + b for channels-last x; b may be None.  Arrays:
+    C-contiguous float32 or float64 (one dtype) of the sizes ``geom`` gives;
+    ws a uint8 array."""
     cdef cc_geom g
     cdef int rc
+    cdef void *px
+    cdef void *pw
+    cdef void *pb
+    cdef void *py
+    cdef void *pws
     fill_geom(&g, geom)
-    cdef const void *px = <const void *>&x[0] if x.shape[0] > 0 else NULL
-    cdef const void *pw = <const void *>&w[0] if w.shape[0] > 0 else NULL
-    cdef const void *pb = <const void *>&b[0] if b is not None and b.shape[0] > 0 else NULL
-    cdef void *py = <void *>&y[0] if y.shape[0] > 0 else NULL
-    cdef void *pws = <void *>&ws[0] if ws is not None and ws.shape[0] > 0 else NULL
-    cdef int64_t nws = ws.shape[0] if ws is not None else 0
+    cdef int t = real_type(x, "x")
+    arr_ptr(x, "x", t, geom[0] * geom[2] * prod3(geom[4]), 0, &px)
+    cdef object groups = geom[1]
+    cdef object nw = None
+    if groups > 0 and geom[2] % groups == 0:
+        nw = geom[3] * (geom[2] // groups) * prod3(geom[6])
+    arr_ptr(w, "w", t, nw, 0, &pw)
+    arr_ptr(b, "b", t, geom[3], ARR_OPTIONAL, &pb)
+    arr_ptr(y, "y", t, geom[0] * geom[3] * prod3(geom[5]), ARR_WRITE, &py)
+    arr_ptr(ws, "ws", cnp.NPY_UINT8, None, ARR_OPTIONAL | ARR_WRITE, &pws)
+    cdef int64_t nws = 0 if ws is None else cnp.PyArray_SIZE(<cnp.ndarray>ws)
     with nogil:
-        if real is float:
+        if t == cnp.NPY_FLOAT32:
             rc = cc_nhwc_fwd_f32(&g, <const float *>px, <const float *>pw, <const float *>pb,
                                  <float *>py, y_cl, pws, nws, nthreads)
         else:

@@ -14,7 +14,12 @@ import warnings
 
 from libc.stdint cimport int64_t
 
-from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom, real
+cimport numpy as cnp
+
+from ._arrays cimport ARR_OPTIONAL, ARR_WRITE, arr_ptr, prod3
+from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
+
+cnp.import_array()
 
 cdef extern from "winograd/winograd.h" nogil:
     int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
@@ -36,27 +41,6 @@ cdef int _fill(cc_geom *g, tuple geom) except -1:
     return 0
 
 
-def _prod(t):
-    r = 1
-    for v in t:
-        r *= int(v)
-    return r
-
-
-cdef int _size(str name, const float[::1] a, object n, bint optional=False) except -1:
-    if a is None:
-        if optional:
-            return 0
-        raise ValueError(f"{name}: an array is required")
-    if a.shape[0] != n:
-        raise ValueError(f"{name}: expected {n} elements for this geometry, got {a.shape[0]}")
-    return 0
-
-
-cdef inline const float *_p(const float[::1] a) noexcept nogil:
-    return &a[0] if a is not None and a.shape[0] > 0 else NULL
-
-
 def geom_ok(tuple geom):
     """True when the Winograd kernel runs this plain geometry."""
     cdef cc_geom g
@@ -67,35 +51,39 @@ def geom_ok(tuple geom):
     return True
 
 
-def fwd(tuple geom, const float[::1] x, const float[::1] w, const float[::1] b, float[::1] y,
-        int nthreads):
-    """y = depthwise conv3x3(x, w) + b (b over channels; may be None)."""
+def fwd(tuple geom, x, w, b, y, int nthreads):
+    """y = depthwise conv3x3(x, w) + b (b over channels; may be None).
+    Arrays: C-contiguous float32 of the sizes ``geom`` gives."""
     cdef cc_geom g
     cdef int rc
+    cdef void *px
+    cdef void *pw
+    cdef void *pb
+    cdef void *py
     _fill(&g, geom)
-    _size("x", x, geom[0] * geom[2] * _prod(geom[4]))
-    _size("w", w, geom[3] * _prod(geom[6]))
-    _size("b", b, geom[3], True)
-    _size("y", y, geom[0] * geom[3] * _prod(geom[5]))
-    if geom[0] * geom[3] * _prod(geom[5]) == 0:
+    cdef object ny = geom[0] * geom[3] * prod3(geom[5])
+    arr_ptr(x, "x", cnp.NPY_FLOAT32, geom[0] * geom[2] * prod3(geom[4]), 0, &px)
+    arr_ptr(w, "w", cnp.NPY_FLOAT32, geom[3] * prod3(geom[6]), 0, &pw)
+    arr_ptr(b, "b", cnp.NPY_FLOAT32, geom[3], ARR_OPTIONAL, &pb)
+    arr_ptr(y, "y", cnp.NPY_FLOAT32, ny, ARR_WRITE, &py)
+    if ny == 0:
         return
-    cdef const float *px = _p(x)
-    cdef const float *pw = _p(w)
-    cdef const float *pb = _p(b)
-    cdef float *py = <float *>_p(y)
     with nogil:
-        rc = cc_wdw_fwd_f32(&g, px, pw, pb, py, nthreads)
+        rc = cc_wdw_fwd_f32(&g, <const float *>px, <const float *>pw, <const float *>pb,
+                            <float *>py, nthreads)
     if rc == CC_ERR_NOMEM:
         raise MemoryError("cconv: out of memory in the Winograd kernel's row buffers")
     if rc != CC_OK:
         raise ValueError("cconv: the Winograd kernel rejected the convolution geometry")
 
 
-def filter_transform(const float[::1] g, float[::1] u):
-    """u (16) = G g G^T of one 3x3 filter g (9), row-major."""
-    if g.shape[0] != 9 or u.shape[0] != 16:
-        raise ValueError("filter_transform: g needs 9 elements and u 16")
-    cc_wdw_filter_f32(&g[0], &u[0])
+def filter_transform(g, u):
+    """u (16) = G g G^T of one 3x3 filter g (9), row-major: float32 arrays."""
+    cdef void *pg
+    cdef void *pu
+    arr_ptr(g, "g", cnp.NPY_FLOAT32, 9, 0, &pg)
+    arr_ptr(u, "u", cnp.NPY_FLOAT32, 16, ARR_WRITE, &pu)
+    cc_wdw_filter_f32(<const float *>pg, <float *>pu)
 
 
 def isa():
