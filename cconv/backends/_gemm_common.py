@@ -8,10 +8,6 @@ from .. import _kernels
 from .._config import get_num_threads, workspace
 
 
-def _flat(a):
-    return None if a is None else a.reshape(-1)
-
-
 def _ws(kind: str, geom: tuple, nt: int, dtype) -> np.ndarray | None:
     nbytes = _kernels.workspace_bytes(kind, geom, nt, np.dtype(dtype).itemsize)
     return workspace(nbytes)
@@ -20,7 +16,7 @@ def _ws(kind: str, geom: tuple, nt: int, dtype) -> np.ndarray | None:
 def plain_forward(geom, x, w, b, y) -> None:
     """y (plain output side) = conv(x, w) + b."""
     nt = get_num_threads()
-    _kernels.conv_fwd(geom, _flat(x), _flat(w), _flat(b), _flat(y), _ws("fwd", geom, nt, y.dtype), nt)
+    _kernels.conv_fwd(geom, x, w, b, y, _ws("fwd", geom, nt, y.dtype), nt)
 
 
 def _adjoint_as_forward(geom, y, w, b, x) -> bool:
@@ -49,13 +45,13 @@ def plain_adjoint(geom, y, w, b, x) -> None:
     if _adjoint_as_forward(geom, y, w, b, x):
         return
     nt = get_num_threads()
-    _kernels.conv_adj(geom, _flat(y), _flat(w), _flat(b), _flat(x), _ws("adj", geom, nt, x.dtype), nt)
+    _kernels.conv_adj(geom, y, w, b, x, _ws("adj", geom, nt, x.dtype), nt)
 
 
 def plain_wgrad(geom, x, gy, gw) -> None:
     """gw = gradient of <gy, conv(x, w)> with respect to w."""
     nt = get_num_threads()
-    _kernels.conv_wgrad(geom, _flat(x), _flat(gy), _flat(gw), _ws("wgrad", geom, nt, gw.dtype), nt)
+    _kernels.conv_wgrad(geom, x, gy, gw, _ws("wgrad", geom, nt, gw.dtype), nt)
 
 
 def check_cpu(xp) -> str | None:

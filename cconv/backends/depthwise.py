@@ -38,26 +38,22 @@ def supports(p, xp, need_backward: bool = False) -> str | None:
     return None
 
 
-def _flat(a):
-    return None if a is None else a.reshape(-1)
-
-
 def forward(p, x, w, b, out) -> None:
     g = p.geom()
     nt = get_num_threads()
     if p.transposed:
-        _depthwise.adj(g, _flat(x), _flat(w), _flat(b), _flat(out), nt)
+        _depthwise.adj(g, x, w, b, out, nt)
     else:
-        _depthwise.fwd(g, _flat(x), _flat(w), _flat(b), _flat(out), nt)
+        _depthwise.fwd(g, x, w, b, out, nt)
 
 
 def grad_input(p, gy, w, out) -> None:
     g = p.geom()
     nt = get_num_threads()
     if p.transposed:
-        _depthwise.fwd(g, _flat(gy), _flat(w), None, _flat(out), nt)
+        _depthwise.fwd(g, gy, w, None, out, nt)
     else:
-        _depthwise.adj(g, _flat(gy), _flat(w), None, _flat(out), nt)
+        _depthwise.adj(g, gy, w, None, out, nt)
 
 
 def grad_weight(p, x, gy, out) -> None:
@@ -65,6 +61,6 @@ def grad_weight(p, x, gy, out) -> None:
     nt = get_num_threads()
     if p.transposed:
         # the plain convolution's input is our grad_output, its output our input
-        _depthwise.wgrad(g, _flat(gy), _flat(x), _flat(out), nt)
+        _depthwise.wgrad(g, gy, x, out, nt)
     else:
-        _depthwise.wgrad(g, _flat(x), _flat(gy), _flat(out), nt)
+        _depthwise.wgrad(g, x, gy, out, nt)

@@ -60,14 +60,10 @@ def supports(p, xp, need_backward: bool = False) -> str | None:
     return None
 
 
-def _flat(a):
-    return None if a is None else a.reshape(-1)
-
-
 def forward(p, x, w, b, out) -> None:
     if p.batch == 0 or out.size == 0:
         return
-    _winograd.fwd(p.geom(), _flat(x), _flat(w), _flat(b), _flat(out), get_num_threads())
+    _winograd.fwd(p.geom(), x, w, b, out, get_num_threads())
 
 
 def grad_input(p, gy, w, out) -> None:
