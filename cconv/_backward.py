@@ -24,9 +24,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from . import _kernels
 from ._array import get_xp
+from ._config import get_num_threads
 from ._dispatch import select
-from ._functional import as_array, check_dtypes, compute_dtype, forward_any, real_contig, run_real
+from ._functional import (
+    _hk, _NoKey, as_array, check_dtypes, compute_dtype, forward_any, real_contig, run_real,
+)
 from ._params import ConvParams, make_params, normalize_int_tuple
 
 __all__ = ["convolution_backward", "convolution_double_backward"]
@@ -96,8 +100,38 @@ def _bias_channels(p: ConvParams, weight_shape: Sequence[int]) -> int:
     return int(weight_shape[0])
 
 
+# The checked parameters of recent backward calls (as _functional._plans for
+# the forward): _checked_params is a pure function of its arguments, so a hit
+# skips only work whose outcome is known; calls that raise never enter.
+_plans: dict[tuple, ConvParams] = {}
+_PLANS_MAX = 1024
+
+
 def _params(fn: str, input_shape, weight_shape, bias_sizes, stride, padding, dilation,
             transposed, output_padding, groups, grad_output_shape, dt) -> ConvParams:
+    """``_checked_params``, remembered for exact-int (or str) arguments."""
+    try:
+        bs = bias_sizes
+        if type(bs) is list:
+            bs = tuple(bs)
+        key = (fn, tuple(input_shape), tuple(weight_shape), bs is None or _hk(bs),
+               type(bias_sizes), type(transposed), transposed, _hk(stride), _hk(padding),
+               _hk(dilation), _hk(output_padding), _hk(groups), tuple(grad_output_shape), dt)
+        p = _plans.get(key)
+    except (_NoKey, TypeError):
+        key, p = None, None
+    if p is None:
+        p = _checked_params(fn, input_shape, weight_shape, bias_sizes, stride, padding, dilation,
+                            transposed, output_padding, groups, grad_output_shape, dt)
+        if key is not None:
+            if len(_plans) >= _PLANS_MAX:
+                _plans.clear()
+            _plans[key] = p
+    return p
+
+
+def _checked_params(fn: str, input_shape, weight_shape, bias_sizes, stride, padding, dilation,
+                    transposed, output_padding, groups, grad_output_shape, dt) -> ConvParams:
     """Every check of ``aten::convolution_backward`` (the forward's checks,
     then grad_output's rank, then output_padding), plus grad_output's shape
     and bias_sizes, which ATen leaves unchecked."""
@@ -209,13 +243,10 @@ def _sum_bias_real(xp, gy, cdt):
     """Per-channel sum of a real batched array (C kernel on the CPU)."""
     n, c = int(gy.shape[0]), int(gy.shape[1])
     if xp is np:
-        from . import _kernels
-        from ._config import get_num_threads
-
         g = real_contig(xp, gy, cdt)
         out = np.empty((c,), dtype=cdt)
         if c:
-            _kernels.bias_grad(n, c, _prod(gy.shape[2:]), g.reshape(-1), out, get_num_threads())
+            _kernels.bias_grad(n, c, g.size // (n * c) if n else 0, g, out, get_num_threads())
         return out
     axes = (0,) + tuple(range(2, gy.ndim))
     return gy.astype(cdt, copy=False).sum(axis=axes)

@@ -90,3 +90,52 @@ def test_cache_is_bounded():
     for n in range(_functional._PLANS_MAX + 10):
         cconv.conv1d(np.zeros((1, 1, 3 + n)), np.ones((1, 1, 3)))
     assert len(_functional._plans) <= _functional._PLANS_MAX
+
+
+# ---- the backward's plan cache (cconv/_backward._plans) ----------------------
+
+def _bwd(gy, x, w, bias_sizes=(6,), stride=1, padding=1, transposed=False, groups=1):
+    return cconv.convolution_backward(gy, x, w, bias_sizes, stride, padding, 1, transposed, 0,
+                                      groups, (True, True, True))
+
+
+def test_backward_spellings_agree_after_caching():
+    from cconv import _backward
+
+    _backward._plans.clear()
+    x, w = arrays()
+    gy = np.random.default_rng(1).standard_normal((2, 6, 9, 8))
+    ref = _bwd(gy, x, w)
+    spellings = [dict(bias_sizes=[6]), dict(bias_sizes=None), dict(stride=(1, 1)),
+                 dict(padding=[1, 1]), dict(padding=np.int64(1)), dict(transposed=0),
+                 dict(transposed=np.bool_(False))]
+    for kw in spellings:
+        for _ in range(2):
+            got = _bwd(gy, x, w, **kw)
+            for a, b in zip(got, ref):
+                np.testing.assert_array_equal(a, b)
+    assert _backward._plans  # exact-int spellings were cached
+
+
+@pytest.mark.parametrize("bad, err, msg", [
+    (dict(transposed=2), TypeError, "transposed"),
+    (dict(transposed="no"), TypeError, "transposed"),
+    (dict(bias_sizes=[7]), ValueError, "bias_sizes"),
+    (dict(bias_sizes=[True]), TypeError, "bias_sizes"),
+    (dict(stride=True), TypeError, "stride"),
+    (dict(padding=2), ValueError, "grad_output"),
+])
+def test_backward_bad_arguments_raise_after_a_good_call_is_cached(bad, err, msg):
+    from cconv import _backward
+
+    x, w = arrays()
+    gy = np.ones((2, 6, 9, 8))
+    _bwd(gy, x, w)
+    _bwd(gy, x, w)
+    n = len(_backward._plans)
+    for _ in range(2):
+        with pytest.raises(err, match=msg):
+            _bwd(gy, x, w, **bad)
+    assert len(_backward._plans) == n  # errors are never cached
+    with pytest.raises(ValueError, match="grad_output"):  # another grad_output shape
+        _bwd(np.ones((2, 6, 9, 7)), x, w)
