@@ -278,24 +278,28 @@ def _conv_entry(
     p, unbatched = plan
     if unbatched:
         input = input[None]
-    if (out is None and backend is None and xp is np and input.dtype in _REAL
+    target = None
+    if out is not None:
+        res_shape = p.output_shape[1:] if unbatched else p.output_shape
+        check_out(xp, out, res_shape, p.dtype, fn, {"input": input, "weight": weight, "bias": bias})
+        target = out[None] if unbatched else out
+    if (backend is None and xp is np and input.dtype in _REAL
             and not _autotune.get_benchmark() and not _tuned_any[0]
             and input.flags.c_contiguous and weight.flags.c_contiguous
             and (bias is None or bias.flags.c_contiguous)):
         # the common call, C-contiguous float32/float64 arrays and the
         # default backend choice: what forward_any does, without its
         # layout, dtype and copy decisions (a small convolution's time is
-        # mostly this Python layer)
+        # mostly this Python layer); check_out made ``out`` C-contiguous
         mod = p.__dict__.get("_np_forward")  # select()'s choice, kept on the plan
         if mod is None:
             mod = p.__dict__["_np_forward"] = select(p, np)[1]
-        y = np.empty(p.output_shape, dtype=input.dtype)
+        y = np.empty(p.output_shape, dtype=input.dtype) if target is None else target
         mod.forward(p, input, weight, bias, y)
+        if out is not None:
+            return out
         return y[0] if unbatched else y
     if out is not None:
-        res_shape = p.output_shape[1:] if unbatched else p.output_shape
-        check_out(xp, out, res_shape, p.dtype, fn, {"input": input, "weight": weight, "bias": bias})
-        target = out[None] if unbatched else out
         forward_any(p, xp, input, weight, bias, target, backend)
         return out
     y = forward_any(p, xp, input, weight, bias, None, backend)
