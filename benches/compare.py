@@ -6,9 +6,13 @@
     python benches/compare.py --cases resnet50_stem,mbv2_dw_s1_b8 --threads 2
     python benches/compare.py --cuda                # cconv on CuPy vs torch on CUDA
 
-Contenders (each call is timed on its own; the contenders are interleaved,
+Contenders (each call is timed on its own; cconv and torch are interleaved,
 round-robin with a rotating start, after a warm-up, so that drift in machine
-load hits them alike):
+load hits them alike; the NumPy baseline is timed in a pass of its own after
+them, because NumPy's bundled OpenBLAS keeps its worker threads spinning for
+a while after each matmul, and a spinning thread on one of the cores made
+the next cconv or torch call wait for its own worker: on 2 cores a 0.1 ms
+depthwise call took 1.7-2.8 ms after a matmul):
 
   cconv   the installed cconv (forward: conv{1,2,3}d / conv_transpose{1,2,3}d;
           backward set: the forward plus cconv.convolution_backward for
@@ -381,7 +385,10 @@ def run_cpu(args, cases, sets, failures):
                     got = cont["cconv"]()
                     ref_name = "torch" if "torch" in cont else ("numpy" if "numpy" in cont else None)
                     err = max_err(got, cont[ref_name]()) if ref_name else float("nan")
-                    res = run_interleaved(cont, args.repeat, args.warmup)
+                    pair = {k: v for k, v in cont.items() if k != "numpy"}
+                    res = run_interleaved(pair, args.repeat, args.warmup)
+                    if "numpy" in cont:  # on its own: see the module docstring
+                        res.update(run_interleaved({"numpy": cont["numpy"]}, args.repeat, args.warmup))
                 except Exception as e:   # noqa: BLE001  one broken case must not end the run
                     row["backend"] += f" (ERROR {type(e).__name__}: {e})"
                     rows.append(row)
