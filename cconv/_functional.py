@@ -85,10 +85,15 @@ def compute_dtype(dt: np.dtype) -> np.dtype:
 
 
 def real_contig(xp, a, dtype):
-    """C-contiguous copy-or-view of a real array in ``dtype``."""
+    """C-contiguous, aligned copy-or-view of a real array in ``dtype`` (the
+    kernels take read-only inputs; an array whose data is not aligned to its
+    dtype, e.g. from ``np.frombuffer`` at an odd offset, is copied)."""
     if a is None:
         return None
-    return xp.ascontiguousarray(a, dtype=dtype)  # the kernels take read-only inputs
+    a = xp.ascontiguousarray(a, dtype=dtype)
+    if xp is np and not a.flags.aligned:
+        a = a.copy()
+    return a
 
 
 def check_out(xp, out, shape: tuple, dtype, fn: str, inputs: dict) -> None:
@@ -137,6 +142,8 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     ``x``, ``w``, ``b`` are arrays of the user's dtype ``dt`` (any strides);
     the result has ``p.output_shape`` and dtype ``dt``; ``out`` (C-contiguous,
     checked) is written when given."""
+    if xp is np and not x.flags.aligned:  # an aligned copy, same memory layout
+        x = x.copy(order="K")
     if xp is np and x.ndim >= 3 and not x.flags.c_contiguous:
         # channels-last input: NHWC kernel or channels-last result
         y = _layout.forward(p, x, w, b, out, backend, need_backward,
@@ -185,6 +192,12 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     y.real = t1
     y.imag = t3
     return y
+
+
+def _ready(a) -> bool:
+    """A NumPy array the kernels can read as it is: C-contiguous, aligned."""
+    f = a.flags
+    return f.c_contiguous and f.aligned
 
 
 class _NoKey(Exception):
@@ -282,11 +295,16 @@ def _conv_entry(
     if out is not None:
         res_shape = p.output_shape[1:] if unbatched else p.output_shape
         check_out(xp, out, res_shape, p.dtype, fn, {"input": input, "weight": weight, "bias": bias})
+        if xp is np and not out.flags.aligned:
+            # the kernels write aligned arrays only: compute, then copy
+            out[...] = _conv_entry(fn, nsp, input[0] if unbatched else input, weight, bias, stride,
+                                   padding, dilation, groups, transposed, output_padding, None,
+                                   backend)
+            return out
         target = out[None] if unbatched else out
     if (backend is None and xp is np and input.dtype in _REAL
             and not _autotune.get_benchmark() and not _tuned_any[0]
-            and input.flags.c_contiguous and weight.flags.c_contiguous
-            and (bias is None or bias.flags.c_contiguous)):
+            and _ready(input) and _ready(weight) and (bias is None or _ready(bias))):
         # the common call, C-contiguous float32/float64 arrays and the
         # default backend choice: what forward_any does, without its
         # layout, dtype and copy decisions (a small convolution's time is

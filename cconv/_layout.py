@@ -48,9 +48,11 @@ def _to_first(nd: int) -> tuple:
 def is_channels_last(a) -> bool:
     """True for a batched (N, C, *spatial) array whose memory is
     (N, *spatial, C) C-contiguous and not also plain C-contiguous (size-1
-    axes make some arrays both: those count as channels first)."""
+    axes make some arrays both: those count as channels first).  An array
+    not aligned to its dtype does not count (the usual path copies it)."""
     return (
         a.ndim >= 3
+        and a.flags.aligned
         and not a.flags.c_contiguous
         and a.transpose(_to_last(a.ndim)).flags.c_contiguous
     )
@@ -111,6 +113,12 @@ def _nhwc_applies(p, dt, backend) -> bool:
     return True
 
 
+def _contig(a, dtype) -> np.ndarray:
+    """C-contiguous, aligned ``a`` in ``dtype`` (a copy when needed)."""
+    a = np.ascontiguousarray(a, dtype=dtype)
+    return a if a.flags.aligned else a.copy()
+
+
 def _run_nhwc(p, x, w, b, y, y_cl: bool) -> None:
     """y = conv(x, w) + b on the NHWC kernel; x channels last (compute
     dtype), y channels last (y_cl) or C-contiguous."""
@@ -119,8 +127,8 @@ def _run_nhwc(p, x, w, b, y, y_cl: bool) -> None:
     nt = get_num_threads()
     xf = x.transpose(_to_last(x.ndim)).reshape(-1)
     yf = (y.transpose(_to_last(y.ndim)) if y_cl else y).reshape(-1)
-    wf = np.ascontiguousarray(w, dtype=cdt).reshape(-1)
-    bf = None if b is None else np.ascontiguousarray(b, dtype=cdt).reshape(-1)
+    wf = _contig(w, cdt)
+    bf = None if b is None else _contig(b, cdt)
     ws = workspace(_nhwc.fwd_workspace_bytes(geom, nt, cdt.itemsize))
     _nhwc.fwd(geom, xf, wf, bf, yf, 1 if y_cl else 0, ws, nt)
 

@@ -158,3 +158,52 @@ def test_winograd_and_nhwc_wrappers_check_their_arrays():
         _nhwc.fwd(g2, xc, w2[:-1].copy(), None, y2, 0, ws, 1)
     with pytest.raises(TypeError, match="y: expected"):
         _nhwc.fwd(g2, xc, w2, None, y2.astype(np.float64), 0, ws, 1)
+
+
+def _unaligned(shape, dtype, rng):
+    """A C-contiguous array whose data sits one byte past an aligned address."""
+    n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    buf = np.zeros(n + 1, np.uint8)
+    a = np.frombuffer(buf[1:].data, dtype=dtype).reshape(shape)
+    a[...] = rng.standard_normal(shape)
+    assert not a.flags.aligned
+    return a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["plain", "depthwise", "transposed", "channels_last", "unbatched"])
+def test_unaligned_arrays_are_copied_not_rejected(dtype, layout):
+    """An array whose data is not aligned to its dtype (np.frombuffer at an
+    odd offset) is valid NumPy: the public API copies it before any kernel
+    reads it, and an unaligned ``out=`` receives the result."""
+    import cconv
+
+    rng = np.random.default_rng(7)
+    groups = 3 if layout == "depthwise" else 1
+    xs = (2, 3, 7, 6)
+    ws = {"depthwise": (3, 1, 3, 3), "transposed": (3, 4, 3, 3)}.get(layout, (4, 3, 3, 3))
+    if layout == "channels_last":
+        x = _unaligned((2, 7, 6, 3), dtype, rng).transpose(0, 3, 1, 2)
+    elif layout == "unbatched":
+        x = _unaligned(xs[1:], dtype, rng)
+    else:
+        x = _unaligned(xs, dtype, rng)
+    w = _unaligned(ws, dtype, rng)
+    b = _unaligned((4 if layout != "depthwise" else 3,), dtype, rng)
+    f = cconv.conv_transpose2d if layout == "transposed" else cconv.conv2d
+    kw = dict(padding=1) if layout == "transposed" else dict(padding=1, groups=groups)
+    want = f(np.array(x), np.array(w), np.array(b), **kw)   # aligned copies
+    got = f(x, w, b, **kw)
+    np.testing.assert_array_equal(got, want)
+    assert got.strides == want.strides  # a channels-last input keeps a channels-last result
+    out = _unaligned(want.shape, dtype, rng)
+    assert f(x, w, b, out=out, **kw) is out
+    np.testing.assert_array_equal(out, want)
+    if layout in ("plain", "depthwise"):
+        gy = _unaligned(want.shape, dtype, rng)
+        g1 = cconv.convolution_backward(gy, x, w, [b.size], 1, 1, 1, False, 0, groups,
+                                        (True, True, True))
+        g2 = cconv.convolution_backward(np.array(gy), np.array(x), np.array(w), [b.size], 1, 1, 1,
+                                        False, 0, groups, (True, True, True))
+        for a, c in zip(g1, g2):
+            np.testing.assert_array_equal(a, c)
