@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _autotune, _layout
 from ._array import get_xp
-from ._dispatch import Backend, _tuned_any, select
+from ._dispatch import Backend, _tuned_any, backend_module, select
 from ._params import ConvParams, make_params
 
 __all__ = [
@@ -309,9 +309,10 @@ def _conv_entry(
         # default backend choice: what forward_any does, without its
         # layout, dtype and copy decisions (a small convolution's time is
         # mostly this Python layer); check_out made ``out`` C-contiguous
-        mod = p.__dict__.get("_np_forward")  # select()'s choice, kept on the plan
-        if mod is None:
-            mod = p.__dict__["_np_forward"] = select(p, np)[1]
+        be = p.__dict__.get("_np_forward")  # select()'s choice, kept on the plan
+        if be is None:
+            be = p.__dict__["_np_forward"] = select(p, np)[0]
+        mod = backend_module(be)
         y = np.empty(p.output_shape, dtype=input.dtype) if target is None else target
         mod.forward(p, input, weight, bias, y)
         if out is not None:

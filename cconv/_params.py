@@ -94,6 +94,11 @@ class ConvParams:
             self.__dict__["_hash"] = h
         return h
 
+    def __getstate__(self) -> dict:
+        # the fields only: the caches (_hash, _geom, the chosen backend, the
+        # dtype memo) belong to this process (str hashes vary between runs)
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
     @property
     def input_shape(self) -> tuple[int, ...]:
         return (self.batch, self.c_in) + self.in_size

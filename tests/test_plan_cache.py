@@ -139,3 +139,20 @@ def test_backward_bad_arguments_raise_after_a_good_call_is_cached(bad, err, msg)
     assert len(_backward._plans) == n  # errors are never cached
     with pytest.raises(ValueError, match="grad_output"):  # another grad_output shape
         _bwd(np.ones((2, 6, 9, 7)), x, w)
+
+
+def test_cached_params_stay_picklable():
+    """The plan keeps its hash and the chosen backend in the ConvParams
+    instance: both must survive pickling and copying (no module objects)."""
+    import copy
+    import pickle
+
+    x, w = arrays(np.float32)
+    cconv.conv2d(x, w, padding=1)
+    cconv.conv2d(x, w, padding=1)
+    (p, _unbatched), = _functional._plans.values()
+    assert "_np_forward" in p.__dict__ and "_hash" in p.__dict__
+    q = pickle.loads(pickle.dumps(p))
+    assert not any(k.startswith("_") for k in q.__dict__)  # caches are per process
+    assert q == p and hash(q) == hash(p)
+    assert copy.deepcopy(p) == p
