@@ -39,6 +39,17 @@ def _ref(x, w, b, groups, padding):
     return y
 
 
+def _problem(dtype, x_shape, w_shape, groups, seed):
+    """x, w, b (random), y (the stride-1, padding-1 output, unset) and the
+    geometry of a 2-D convolution."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(x_shape).astype(dtype)
+    w = rng.standard_normal(w_shape).astype(dtype)
+    b = rng.standard_normal(w_shape[0]).astype(dtype)
+    y = np.empty((x_shape[0], w_shape[0]) + tuple(x_shape[2:]), dtype)
+    return x, w, b, y, _geom(x_shape, w_shape, groups=groups)
+
+
 def _bad_variants(a):
     """(label, replacement, error type, message part) for one array argument."""
     return [
@@ -51,12 +62,7 @@ def _bad_variants(a):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_depthwise_wrappers_check_every_array(dtype):
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((2, 3, 6, 5)).astype(dtype)
-    w = rng.standard_normal((3, 1, 3, 3)).astype(dtype)
-    b = rng.standard_normal(3).astype(dtype)
-    g = _geom(x.shape, w.shape, groups=3)
-    y = np.empty((2, 3, 6, 5), dtype)
+    x, w, b, y, g = _problem(dtype, (2, 3, 6, 5), (3, 1, 3, 3), 3, seed=0)
     _depthwise.fwd(g, x.reshape(-1), w.reshape(-1), b, y.reshape(-1), 1)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(y, _ref(x, w, b, 3, 1), rtol=tol, atol=tol)
@@ -96,12 +102,7 @@ def test_depthwise_wrappers_check_every_array(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_kernels_wrappers_check_every_array(dtype):
-    rng = np.random.default_rng(1)
-    x = rng.standard_normal((2, 4, 5, 5)).astype(dtype)
-    w = rng.standard_normal((6, 2, 3, 3)).astype(dtype)
-    b = rng.standard_normal(6).astype(dtype)
-    g = _geom(x.shape, w.shape, groups=2)
-    y = np.empty((2, 6, 5, 5), dtype)
+    x, w, b, y, g = _problem(dtype, (2, 4, 5, 5), (6, 2, 3, 3), 2, seed=1)
     ws = workspace(_kernels.workspace_bytes("fwd", g, 1, np.dtype(dtype).itemsize))
     _kernels.conv_fwd(g, x.reshape(-1), w.reshape(-1), b, y.reshape(-1), ws, 1)
     tol = 1e-5 if dtype == np.float32 else 1e-12
