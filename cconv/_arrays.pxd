@@ -6,6 +6,7 @@
 # runs back to back.  Every module that cimports this must call
 # ``cnp.import_array()`` at import.
 cimport numpy as cnp
+from libc.stdint cimport int64_t
 
 cdef enum:
     ARR_OPTIONAL = 1   # None is allowed (pointer NULL)
@@ -26,6 +27,28 @@ cdef inline int real_type(object a, str name) except -1:
 cdef inline object prod3(object t):
     """The product of a 3-tuple of Python ints (no overflow)."""
     return t[0] * t[1] * t[2]
+
+
+# Element counts of the plain-convolution geometry tuple (ConvParams.geom():
+# batch, groups, c_in, c_out, in3, out3, k3, ...), as Python ints.
+cdef inline object x_elems(tuple geom):
+    """The input side: batch * c_in * prod(in)."""
+    return geom[0] * geom[2] * prod3(geom[4])
+
+
+cdef inline object y_elems(tuple geom):
+    """The output side: batch * c_out * prod(out)."""
+    return geom[0] * geom[3] * prod3(geom[5])
+
+
+cdef inline object w_elems(tuple geom):
+    """The weight: c_out * (c_in / groups) * prod(k), or None (no check)
+    when the groups do not divide c_in: the C kernels then reject the
+    geometry before reading anything."""
+    cdef object groups = geom[1]
+    if groups <= 0 or geom[2] % groups != 0:
+        return None
+    return geom[3] * (geom[2] // groups) * prod3(geom[6])
 
 
 cdef inline int arr_ptr(object a, str name, int typenum, object n, int flags,
@@ -57,3 +80,10 @@ cdef inline int arr_ptr(object a, str name, int typenum, object n, int flags,
     if size > 0:
         p[0] = cnp.PyArray_DATA(arr)
     return 0
+
+
+cdef inline int64_t ws_ptr(object ws, void **p) except -1:
+    """p[0] = the data of the uint8 scratch array ``ws`` (None: none);
+    returns its size in bytes."""
+    arr_ptr(ws, "ws", cnp.NPY_UINT8, None, ARR_OPTIONAL | ARR_WRITE, p)
+    return 0 if ws is None else cnp.PyArray_SIZE(<cnp.ndarray>ws)

@@ -29,7 +29,8 @@ from ._array import get_xp
 from ._config import get_num_threads
 from ._dispatch import select
 from ._functional import (
-    _hk, _NoKey, as_array, check_dtypes, compute_dtype, forward_any, real_contig, run_real,
+    _hk, _NoKey, as_array, check_dtypes, compute_dtype, forward_any, real_contig, remember,
+    run_real,
 )
 from ._params import ConvParams, make_params, normalize_int_tuple
 
@@ -104,7 +105,6 @@ def _bias_channels(p: ConvParams, weight_shape: Sequence[int]) -> int:
 # the forward): _checked_params is a pure function of its arguments, so a hit
 # skips only work whose outcome is known; calls that raise never enter.
 _plans: dict[tuple, ConvParams] = {}
-_PLANS_MAX = 1024
 
 
 def _params(fn: str, input_shape, weight_shape, bias_sizes, stride, padding, dilation,
@@ -120,14 +120,11 @@ def _params(fn: str, input_shape, weight_shape, bias_sizes, stride, padding, dil
         p = _plans.get(key)
     except (_NoKey, TypeError):
         key, p = None, None
-    if p is None:
-        p = _checked_params(fn, input_shape, weight_shape, bias_sizes, stride, padding, dilation,
-                            transposed, output_padding, groups, grad_output_shape, dt)
-        if key is not None:
-            if len(_plans) >= _PLANS_MAX:
-                _plans.clear()
-            _plans[key] = p
-    return p
+    if p is not None:
+        return p
+    return remember(_plans, key, lambda: _checked_params(
+        fn, input_shape, weight_shape, bias_sizes, stride, padding, dilation, transposed,
+        output_padding, groups, grad_output_shape, dt))
 
 
 def _checked_params(fn: str, input_shape, weight_shape, bias_sizes, stride, padding, dilation,

@@ -18,7 +18,7 @@ from libc.stdint cimport int64_t
 
 cimport numpy as cnp
 
-from ._arrays cimport ARR_OPTIONAL, ARR_WRITE, arr_ptr, prod3, real_type
+from ._arrays cimport ARR_OPTIONAL, ARR_WRITE, arr_ptr, real_type, w_elems, x_elems, y_elems
 from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
 cnp.import_array()
@@ -82,10 +82,10 @@ def fwd(tuple geom, x, w, b, y, int nthreads):
     cdef void *py
     _fill(&g, geom)
     cdef int t = real_type(x, "x")
-    arr_ptr(x, "x", t, geom[0] * geom[2] * prod3(geom[4]), 0, &px)
-    arr_ptr(w, "w", t, geom[3] * prod3(geom[6]), 0, &pw)
+    arr_ptr(x, "x", t, x_elems(geom), 0, &px)
+    arr_ptr(w, "w", t, w_elems(geom), 0, &pw)
     arr_ptr(b, "b", t, geom[3], ARR_OPTIONAL, &pb)
-    arr_ptr(y, "y", t, geom[0] * geom[3] * prod3(geom[5]), ARR_WRITE, &py)
+    arr_ptr(y, "y", t, y_elems(geom), ARR_WRITE, &py)
     with nogil:
         if t == cnp.NPY_FLOAT32:
             rc = cc_dw_fwd_f32(&g, <const float *>px, <const float *>pw, <const float *>pb,
@@ -107,10 +107,10 @@ def adj(tuple geom, y, w, b, x, int nthreads):
     cdef void *px
     _fill(&g, geom)
     cdef int t = real_type(y, "y")
-    arr_ptr(y, "y", t, geom[0] * geom[3] * prod3(geom[5]), 0, &py)
-    arr_ptr(w, "w", t, geom[3] * prod3(geom[6]), 0, &pw)
+    arr_ptr(y, "y", t, y_elems(geom), 0, &py)
+    arr_ptr(w, "w", t, w_elems(geom), 0, &pw)
     arr_ptr(b, "b", t, geom[2], ARR_OPTIONAL, &pb)
-    arr_ptr(x, "x", t, geom[0] * geom[2] * prod3(geom[4]), ARR_WRITE, &px)
+    arr_ptr(x, "x", t, x_elems(geom), ARR_WRITE, &px)
     with nogil:
         if t == cnp.NPY_FLOAT32:
             rc = cc_dw_adj_f32(&g, <const float *>py, <const float *>pw, <const float *>pb,
@@ -131,9 +131,9 @@ def wgrad(tuple geom, x, gy, gw, int nthreads):
     cdef void *pgw
     _fill(&g, geom)
     cdef int t = real_type(x, "x")
-    arr_ptr(x, "x", t, geom[0] * geom[2] * prod3(geom[4]), 0, &px)
-    arr_ptr(gy, "gy", t, geom[0] * geom[3] * prod3(geom[5]), 0, &pgy)
-    arr_ptr(gw, "gw", t, geom[3] * prod3(geom[6]), ARR_WRITE, &pgw)
+    arr_ptr(x, "x", t, x_elems(geom), 0, &px)
+    arr_ptr(gy, "gy", t, y_elems(geom), 0, &pgy)
+    arr_ptr(gw, "gw", t, w_elems(geom), ARR_WRITE, &pgw)
     with nogil:
         if t == cnp.NPY_FLOAT32:
             rc = cc_dw_wgrad_f32(&g, <const float *>px, <const float *>pgy, <float *>pgw, nthreads)

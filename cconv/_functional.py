@@ -139,9 +139,23 @@ def run_real(op: str, p: ConvParams, xp, a, w, b_or_none, out, backend=None, nee
 def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backward=False):
     """The forward of ``p`` for any supported dtype (batched arrays).
 
-    ``x``, ``w``, ``b`` are arrays of the user's dtype ``dt`` (any strides);
+    ``x``, ``w``, ``b`` are arrays of the user's dtype ``dt`` (any strides),
+    which is ``p.dtype`` when it is float32 or float64;
     the result has ``p.output_shape`` and dtype ``dt``; ``out`` (C-contiguous,
     checked) is written when given."""
+    if (backend is None and xp is np and not need_backward and not _tuned_any[0]
+            and x.dtype in _REAL and _ready(x) and _ready(w) and (b is None or _ready(b))
+            and not _autotune.get_benchmark()):
+        # the common call, C-contiguous aligned float32/float64 arrays and
+        # the default backend choice: straight to the backend select()
+        # chose, which the ConvParams keeps (a small convolution's time is
+        # mostly this Python layer)
+        be = p.__dict__.get("_np_forward")
+        if be is None:
+            be = p.__dict__["_np_forward"] = select(p, np)[0]
+        y = out if out is not None else np.empty(p.output_shape, dtype=x.dtype)
+        backend_module(be).forward(p, x, w, b, y)
+        return y
     if xp is np and not x.flags.aligned:  # an aligned copy, same memory layout
         x = x.copy(order="K")
     if xp is np and x.ndim >= 3 and not x.flags.c_contiguous:
@@ -225,6 +239,23 @@ _plans: dict[tuple, tuple] = {}
 _PLANS_MAX = 1024
 
 
+def remember(cache: dict, key, make):
+    """``make()``, kept in the bounded dict ``cache`` under ``key`` (None or
+    an unhashable key: computed, not kept).  ``make`` must be a pure function
+    of the key; a call that raises leaves nothing behind."""
+    try:
+        v = None if key is None else cache.get(key)
+    except TypeError:
+        key, v = None, None
+    if v is None:
+        v = make()
+        if key is not None:
+            if len(cache) >= _PLANS_MAX:
+                cache.clear()
+            cache[key] = v
+    return v
+
+
 def _plan(fn, nsp, input, weight, bias, stride, padding, dilation, groups, transposed, output_padding):
     """(ConvParams of the batched problem, unbatched) after every check."""
     dt = check_dtypes(fn, input=input, weight=weight, bias=bias)
@@ -282,44 +313,22 @@ def _conv_entry(
         plan = _plans.get(key)
     except (_NoKey, TypeError):
         key, plan = None, None
-    if plan is None:
-        plan = _plan(fn, nsp, input, weight, bias, stride, padding, dilation, groups, transposed, output_padding)
-        if key is not None:
-            if len(_plans) >= _PLANS_MAX:
-                _plans.clear()
-            _plans[key] = plan
+    if plan is None:  # (the hit above stays inline: this is every call's path)
+        plan = remember(_plans, key, lambda: _plan(
+            fn, nsp, input, weight, bias, stride, padding, dilation, groups, transposed,
+            output_padding))
     p, unbatched = plan
     if unbatched:
         input = input[None]
-    target = None
     if out is not None:
         res_shape = p.output_shape[1:] if unbatched else p.output_shape
         check_out(xp, out, res_shape, p.dtype, fn, {"input": input, "weight": weight, "bias": bias})
         if xp is np and not out.flags.aligned:
             # the kernels write aligned arrays only: compute, then copy
-            out[...] = _conv_entry(fn, nsp, input[0] if unbatched else input, weight, bias, stride,
-                                   padding, dilation, groups, transposed, output_padding, None,
-                                   backend)
+            y = forward_any(p, xp, input, weight, bias, None, backend)
+            out[...] = y[0] if unbatched else y
             return out
-        target = out[None] if unbatched else out
-    if (backend is None and xp is np and input.dtype in _REAL
-            and not _autotune.get_benchmark() and not _tuned_any[0]
-            and _ready(input) and _ready(weight) and (bias is None or _ready(bias))):
-        # the common call, C-contiguous float32/float64 arrays and the
-        # default backend choice: what forward_any does, without its
-        # layout, dtype and copy decisions (a small convolution's time is
-        # mostly this Python layer); check_out made ``out`` C-contiguous
-        be = p.__dict__.get("_np_forward")  # select()'s choice, kept on the plan
-        if be is None:
-            be = p.__dict__["_np_forward"] = select(p, np)[0]
-        mod = backend_module(be)
-        y = np.empty(p.output_shape, dtype=input.dtype) if target is None else target
-        mod.forward(p, input, weight, bias, y)
-        if out is not None:
-            return out
-        return y[0] if unbatched else y
-    if out is not None:
-        forward_any(p, xp, input, weight, bias, target, backend)
+        forward_any(p, xp, input, weight, bias, out[None] if unbatched else out, backend)
         return out
     y = forward_any(p, xp, input, weight, bias, None, backend)
     return y[0] if unbatched else y

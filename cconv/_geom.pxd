@@ -17,11 +17,6 @@ cdef extern from "cconv.h" nogil:
         int64_t[3] dil
     int CC_OK, CC_ERR_NOMEM, CC_ERR_ARG
 
-ctypedef fused real:
-    float
-    double
-
-
 cdef inline int fill_geom(cc_geom *g, tuple geom) except -1:
     """geom = (batch, groups, c_in, c_out, in3, out3, k3, stride3, pad3, dil3)."""
     cdef int d

@@ -11,7 +11,9 @@ from libc.stdint cimport int64_t
 
 cimport numpy as cnp
 
-from ._arrays cimport ARR_OPTIONAL, ARR_WRITE, arr_ptr, prod3, real_type
+from ._arrays cimport (
+    ARR_OPTIONAL, ARR_WRITE, arr_ptr, real_type, w_elems, ws_ptr, x_elems, y_elems,
+)
 from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
 cnp.import_array()
@@ -51,22 +53,6 @@ cdef extern from "cconv.h" nogil:
                               double *y, void *ws, int64_t ws_bytes, int nthreads)
 
 WORKSPACE_CAP = CC_WORKSPACE_CAP
-
-
-cdef object _wsize(tuple geom):
-    """Weight elements of ``geom``: c_out * (c_in / groups) * prod(k), or
-    None (no check here) when the groups do not divide c_in; the C kernels
-    then reject the geometry before reading anything."""
-    cdef object groups = geom[1]
-    if groups <= 0 or geom[2] % groups != 0:
-        return None
-    return geom[3] * (geom[2] // groups) * prod3(geom[6])
-
-
-cdef int64_t _ws_ptr(object ws, void **p) except -1:
-    """The scratch array's data and byte count (None: none)."""
-    arr_ptr(ws, "ws", cnp.NPY_UINT8, None, ARR_OPTIONAL | ARR_WRITE, p)
-    return 0 if ws is None else cnp.PyArray_SIZE(<cnp.ndarray>ws)
 
 
 cdef int _check(int rc) except -1:
@@ -114,8 +100,8 @@ cdef int _conv(int op, tuple geom, a, w, b, out, ws, int nthreads) except -1:
     cdef void *po
     cdef void *pws
     fill_geom(&g, geom)
-    cdef object nx = geom[0] * geom[2] * prod3(geom[4])
-    cdef object ny = geom[0] * geom[3] * prod3(geom[5])
+    cdef object nx = x_elems(geom)
+    cdef object ny = y_elems(geom)
     cdef int t = real_type(a, "y" if op == _ADJ else "x")
     if op == _ADJ:
         arr_ptr(a, "y", t, ny, 0, &pa)
@@ -125,8 +111,8 @@ cdef int _conv(int op, tuple geom, a, w, b, out, ws, int nthreads) except -1:
         arr_ptr(a, "x", t, nx, 0, &pa)
         arr_ptr(b, "b", t, geom[3], ARR_OPTIONAL, &pb)
         arr_ptr(out, "y", t, ny, ARR_WRITE, &po)
-    arr_ptr(w, "w", t, _wsize(geom), 0, &pw)
-    cdef int64_t nws = _ws_ptr(ws, &pws)
+    arr_ptr(w, "w", t, w_elems(geom), 0, &pw)
+    cdef int64_t nws = ws_ptr(ws, &pws)
     with nogil:
         if t == cnp.NPY_FLOAT32:
             if op == _FWD:
@@ -184,10 +170,10 @@ def conv_wgrad(tuple geom, x, gy, gw, ws, int nthreads):
     cdef void *pws
     fill_geom(&g, geom)
     cdef int t = real_type(x, "x")
-    arr_ptr(x, "x", t, geom[0] * geom[2] * prod3(geom[4]), 0, &px)
-    arr_ptr(gy, "gy", t, geom[0] * geom[3] * prod3(geom[5]), 0, &pgy)
-    arr_ptr(gw, "gw", t, _wsize(geom), ARR_WRITE, &pgw)
-    cdef int64_t nws = _ws_ptr(ws, &pws)
+    arr_ptr(x, "x", t, x_elems(geom), 0, &px)
+    arr_ptr(gy, "gy", t, y_elems(geom), 0, &pgy)
+    arr_ptr(gw, "gw", t, w_elems(geom), ARR_WRITE, &pgw)
+    cdef int64_t nws = ws_ptr(ws, &pws)
     with nogil:
         if t == cnp.NPY_FLOAT32:
             rc = cc_conv_wgrad_f32(&g, <const float *>px, <const float *>pgy, <float *>pgw, pws, nws, nthreads)

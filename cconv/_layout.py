@@ -48,11 +48,9 @@ def _to_first(nd: int) -> tuple:
 def is_channels_last(a) -> bool:
     """True for a batched (N, C, *spatial) array whose memory is
     (N, *spatial, C) C-contiguous and not also plain C-contiguous (size-1
-    axes make some arrays both: those count as channels first).  An array
-    not aligned to its dtype does not count (the usual path copies it)."""
+    axes make some arrays both: those count as channels first)."""
     return (
         a.ndim >= 3
-        and a.flags.aligned
         and not a.flags.c_contiguous
         and a.transpose(_to_last(a.ndim)).flags.c_contiguous
     )

@@ -10,7 +10,9 @@ from libc.stdint cimport int64_t
 
 cimport numpy as cnp
 
-from ._arrays cimport ARR_OPTIONAL, ARR_WRITE, arr_ptr, prod3, real_type
+from ._arrays cimport (
+    ARR_OPTIONAL, ARR_WRITE, arr_ptr, real_type, w_elems, ws_ptr, x_elems, y_elems,
+)
 from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
 cnp.import_array()
@@ -45,16 +47,11 @@ def fwd(tuple geom, x, w, b, y, int y_cl, ws, int nthreads):
     cdef void *pws
     fill_geom(&g, geom)
     cdef int t = real_type(x, "x")
-    arr_ptr(x, "x", t, geom[0] * geom[2] * prod3(geom[4]), 0, &px)
-    cdef object groups = geom[1]
-    cdef object nw = None
-    if groups > 0 and geom[2] % groups == 0:
-        nw = geom[3] * (geom[2] // groups) * prod3(geom[6])
-    arr_ptr(w, "w", t, nw, 0, &pw)
+    arr_ptr(x, "x", t, x_elems(geom), 0, &px)
+    arr_ptr(w, "w", t, w_elems(geom), 0, &pw)
     arr_ptr(b, "b", t, geom[3], ARR_OPTIONAL, &pb)
-    arr_ptr(y, "y", t, geom[0] * geom[3] * prod3(geom[5]), ARR_WRITE, &py)
-    arr_ptr(ws, "ws", cnp.NPY_UINT8, None, ARR_OPTIONAL | ARR_WRITE, &pws)
-    cdef int64_t nws = 0 if ws is None else cnp.PyArray_SIZE(<cnp.ndarray>ws)
+    arr_ptr(y, "y", t, y_elems(geom), ARR_WRITE, &py)
+    cdef int64_t nws = ws_ptr(ws, &pws)
     with nogil:
         if t == cnp.NPY_FLOAT32:
             rc = cc_nhwc_fwd_f32(&g, <const float *>px, <const float *>pw, <const float *>pb,

@@ -16,7 +16,7 @@ from libc.stdint cimport int64_t
 
 cimport numpy as cnp
 
-from ._arrays cimport ARR_OPTIONAL, ARR_WRITE, arr_ptr, prod3
+from ._arrays cimport ARR_OPTIONAL, ARR_WRITE, arr_ptr, w_elems, x_elems, y_elems
 from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
 cnp.import_array()
@@ -61,9 +61,9 @@ def fwd(tuple geom, x, w, b, y, int nthreads):
     cdef void *pb
     cdef void *py
     _fill(&g, geom)
-    cdef object ny = geom[0] * geom[3] * prod3(geom[5])
-    arr_ptr(x, "x", cnp.NPY_FLOAT32, geom[0] * geom[2] * prod3(geom[4]), 0, &px)
-    arr_ptr(w, "w", cnp.NPY_FLOAT32, geom[3] * prod3(geom[6]), 0, &pw)
+    cdef object ny = y_elems(geom)
+    arr_ptr(x, "x", cnp.NPY_FLOAT32, x_elems(geom), 0, &px)
+    arr_ptr(w, "w", cnp.NPY_FLOAT32, w_elems(geom), 0, &pw)
     arr_ptr(b, "b", cnp.NPY_FLOAT32, geom[3], ARR_OPTIONAL, &pb)
     arr_ptr(y, "y", cnp.NPY_FLOAT32, ny, ARR_WRITE, &py)
     if ny == 0:
