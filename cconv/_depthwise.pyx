@@ -11,8 +11,6 @@ any kernel runs.  The instruction set is chosen once, at import, from the
 CPU (or ``CCONV_SIMD=scalar|avx2|avx512|neon``); ``set_isa`` forces one
 (for tests; not while kernels run in other threads).
 """
-import os
-import warnings
 
 from libc.stdint cimport int64_t
 
@@ -37,12 +35,8 @@ cdef extern from "depthwise/depthwise.h" nogil:
     int cc_dw_wgrad_f64(const cc_geom *g, const double *x, const double *gy, double *gw,
                         int nthreads)
     int cc_dw_geom_ok(const cc_geom *g)
-    int cc_dw_init()
-    int cc_dw_set_isa(const char *name)
-    const char *cc_dw_isa()
-    int cc_dw_isa_available(const char *name)
 
-ISAS = ("scalar", "avx2", "avx512", "neon")
+include "_isa.pxi"
 
 
 cdef int _fill(cc_geom *g, tuple geom) except -1:
@@ -140,31 +134,3 @@ def wgrad(tuple geom, x, gy, gw, int nthreads):
         else:
             rc = cc_dw_wgrad_f64(&g, <const double *>px, <const double *>pgy, <double *>pgw, nthreads)
     _check(rc)
-
-
-def isa():
-    """The instruction set the depthwise kernels use."""
-    return cc_dw_isa().decode()
-
-
-def available_isas():
-    """The instruction sets this build and CPU can run, best last."""
-    return [n for n in ISAS if cc_dw_isa_available(n.encode())]
-
-
-def set_isa(name=None):
-    """Force an instruction set (None or 'auto': the best available); returns
-    the previous one.  ValueError when it cannot run here."""
-    prev = isa()
-    cdef bytes b = b"auto" if name is None else str(name).encode()
-    if cc_dw_set_isa(b) != CC_OK:
-        raise ValueError(
-            f"set_isa: {name!r} cannot run here; available: {', '.join(available_isas())}")
-    return prev
-
-
-if cc_dw_init() != CC_OK:
-    warnings.warn(
-        f"CCONV_SIMD={os.environ.get('CCONV_SIMD')!r} is unknown or cannot run here "
-        f"(available: {', '.join(available_isas())}); the depthwise kernels use {isa()!r}",
-        RuntimeWarning, stacklevel=2)

@@ -219,30 +219,7 @@ def openmp_set_threads(int n):
 _FWD_METHODS = ("gemm", "im2col", "shift", "igemm")
 
 
-cdef extern from "depthwise/depthwise.h" nogil:
-    int cc_dw_set_isa(const char *name)
-    const char *cc_dw_isa()
-
-
-def isa():
-    """The instruction set of this module's implicit-GEMM micro-kernels.
-
-    Every extension module links its own copy of the C core, so each has its
-    own copy of the dispatch table: ``CCONV_SIMD`` sets them all at import,
-    and ``set_isa`` here (like ``cconv._depthwise.set_isa`` there) changes
-    only this module's.  For tests; not while kernels run."""
-    return cc_dw_isa().decode()
-
-
-def set_isa(name=None):
-    """Force the instruction set of this module's kernels (None or 'auto':
-    the best available); returns the previous one.  ValueError when it
-    cannot run here."""
-    prev = isa()
-    cdef bytes b = b"auto" if name is None else str(name).encode()
-    if cc_dw_set_isa(b) != 0:
-        raise ValueError(f"set_isa: {name!r} cannot run here")
-    return prev
+include "_isa.pxi"
 
 
 def wgrad_method(tuple geom, int nthreads, int elsize):

@@ -9,8 +9,6 @@ runs.  The instruction set is chosen once, at import, from the CPU (or
 ``CCONV_SIMD=scalar|avx2|avx512|neon``); ``set_isa`` forces one (for tests;
 not while kernels run in other threads).
 """
-import os
-import warnings
 
 from libc.stdint cimport int64_t
 
@@ -26,12 +24,8 @@ cdef extern from "winograd/winograd.h" nogil:
                        float *y, int nthreads)
     int cc_wdw_geom_ok(const cc_geom *g)
     void cc_wdw_filter_f32(const float *g, float *u)
-    int cc_wdw_init()
-    int cc_wdw_set_isa(const char *name)
-    const char *cc_wdw_isa()
-    int cc_wdw_isa_available(const char *name)
 
-ISAS = ("scalar", "avx2", "avx512", "neon")
+include "_isa.pxi"
 
 
 cdef int _fill(cc_geom *g, tuple geom) except -1:
@@ -84,31 +78,3 @@ def filter_transform(g, u):
     arr_ptr(g, "g", cnp.NPY_FLOAT32, 9, 0, &pg)
     arr_ptr(u, "u", cnp.NPY_FLOAT32, 16, ARR_WRITE, &pu)
     cc_wdw_filter_f32(<const float *>pg, <float *>pu)
-
-
-def isa():
-    """The instruction set the Winograd kernels use."""
-    return cc_wdw_isa().decode()
-
-
-def available_isas():
-    """The instruction sets this build and CPU can run, best last."""
-    return [n for n in ISAS if cc_wdw_isa_available(n.encode())]
-
-
-def set_isa(name=None):
-    """Force an instruction set (None or 'auto': the best available); returns
-    the previous one.  ValueError when it cannot run here."""
-    prev = isa()
-    cdef bytes bn = b"auto" if name is None else str(name).encode()
-    if cc_wdw_set_isa(bn) != CC_OK:
-        raise ValueError(
-            f"set_isa: {name!r} cannot run here; available: {', '.join(available_isas())}")
-    return prev
-
-
-if cc_wdw_init() != CC_OK:
-    warnings.warn(
-        f"CCONV_SIMD={os.environ.get('CCONV_SIMD')!r} is unknown or cannot run here "
-        f"(available: {', '.join(available_isas())}); the Winograd kernels use {isa()!r}",
-        RuntimeWarning, stacklevel=2)

@@ -3,7 +3,7 @@ the grouped weight gradient on the same band (``_kernels.conv_wgrad`` when
 ``wgrad_method`` is 'igemm').
 
 Every instruction set this CPU runs is forced in turn (``_kernels.set_isa``:
-each extension module has its own copy of the dispatch table) and the result is
+each extension module has its own instruction-set choice) and the result is
 checked against the float64 NumPy reference of tests/reference.py on random
 geometries: 1-D/2-D/3-D, strides 1-3 (the band's column phases), padding,
 dilation, groups, bias, tiles narrower than a row and wider than the
@@ -36,7 +36,7 @@ TOL = {np.float32: 2e-6, np.float64: 1e-13}
 
 @contextlib.contextmanager
 def isa(name):
-    # each extension module has its own copy of the dispatch table: force
+    # each extension module has its own instruction-set choice: force
     # the one _kernels (the igemm kernels) reads, and _depthwise's alike
     prev, prevk = _depthwise.isa(), _kernels.isa()
     _depthwise.set_isa(name)

@@ -21,10 +21,8 @@
  * Scratch memory (row buffers, a few KiB per thread; partial sums of wgrad)
  * is allocated inside and freed before returning.
  *
- * Instruction set: chosen once by cc_dw_init() (called at import) from the
- * CPU features, or forced with the environment variable
- * CCONV_SIMD=scalar|avx2|avx512|neon, or with cc_dw_set_isa() (for tests;
- * do not call it while kernels run in other threads).
+ * Instruction set: the one simd_isa.h chooses (CPU features at import,
+ * CCONV_SIMD=scalar|avx2|avx512|neon, or cc_isa_set() in tests).
  */
 #ifndef CC_DEPTHWISE_H
 #define CC_DEPTHWISE_H
@@ -50,21 +48,6 @@ int cc_dw_wgrad_f64(const cc_geom *g, const double *x, const double *gy,
 
 /* 1 when g is a depthwise geometry these kernels run, else 0. */
 int cc_dw_geom_ok(const cc_geom *g);
-
-/* Reads CCONV_SIMD once (later calls do nothing) and sets the dispatch
- * table.  Returns CC_OK, or CC_ERR_ARG when CCONV_SIMD names an instruction
- * set that is unknown or that this CPU/build cannot run (the best available
- * one is used then). */
-int cc_dw_init(void);
-/* Force an instruction set: "scalar", "avx2", "avx512", "neon", or "auto"
- * (or NULL) for the best available.  CC_ERR_ARG (and no change) when it is
- * unknown or not available. */
-int cc_dw_set_isa(const char *name);
-/* Name of the instruction set in use. */
-const char *cc_dw_isa(void);
-/* 1 when the named instruction set can run here (built and supported by the
- * CPU), else 0. */
-int cc_dw_isa_available(const char *name);
 
 #ifdef __cplusplus
 }

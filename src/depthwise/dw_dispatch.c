@@ -1,13 +1,12 @@
 /*
- * Depthwise kernels: which problems they take, and the instruction-set
- * dispatch table (the only global mutable state, set once at import by
- * cc_dw_init() or forced by cc_dw_set_isa() for tests).
+ * Depthwise kernels: which problems they take, and the kernel table of each
+ * instruction set (the choice among them is simd_isa.c's).
  */
 #include "dw_internal.h"
 
 #include <limits.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "simd_isa.h"
 
 #define DW_TABLES(ISA)                                                        \
     static const dw_kern_f32 dw_k32_##ISA = {                                 \
@@ -22,7 +21,7 @@
          {cc_dw_k5s1_f64_##ISA, cc_dw_k5s2_f64_##ISA}},                       \
         cc_dw_wg_f64_##ISA, {cc_dw_a2k3_f64_##ISA, cc_dw_a2k5_f64_##ISA},     \
         cc_dw_split2_f64_##ISA, cc_dw_join2_f64_##ISA};                       \
-    static const dw_isa dw_isa_##ISA = {#ISA, &dw_k32_##ISA, &dw_k64_##ISA};
+    static const dw_isa dw_isa_##ISA = {&dw_k32_##ISA, &dw_k64_##ISA};
 
 DW_TABLES(scalar)
 #if defined(CC_HAVE_X86_SIMD)
@@ -33,113 +32,22 @@ DW_TABLES(avx512)
 DW_TABLES(neon)
 #endif
 
-/* Best first. */
-static const dw_isa *const dw_all[] = {
+/* Indexed by cc_isa; NULL where this build has no such kernels. */
+static const dw_isa *const dw_by_isa[CC_ISA_COUNT] = {
+    [CC_ISA_SCALAR] = &dw_isa_scalar,
 #if defined(CC_HAVE_X86_SIMD)
-    &dw_isa_avx512,
-    &dw_isa_avx2,
+    [CC_ISA_AVX2] = &dw_isa_avx2,
+    [CC_ISA_AVX512] = &dw_isa_avx512,
 #endif
 #if defined(__aarch64__)
-    &dw_isa_neon,
+    [CC_ISA_NEON] = &dw_isa_neon,
 #endif
-    &dw_isa_scalar,
 };
-#define DW_NISA ((int)(sizeof(dw_all) / sizeof(dw_all[0])))
-
-static int dw_cpu_has(const dw_isa *isa)
-{
-#if defined(CC_HAVE_X86_SIMD)
-    if (isa == &dw_isa_avx2 || isa == &dw_isa_avx512) {
-        __builtin_cpu_init();
-        int ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#ifndef DW_SIMDE_AVX512 /* tests: AVX-512 kernels built on SIMDe's emulation */
-        if (isa == &dw_isa_avx512)
-            ok = ok && __builtin_cpu_supports("avx512f");
-#endif
-        return ok;
-    }
-#endif
-    (void)isa;
-    return 1;
-}
-
-static const dw_isa *dw_find(const char *name)
-{
-    for (int i = 0; i < DW_NISA; i++)
-        if (strcmp(dw_all[i]->name, name) == 0)
-            return dw_all[i];
-    return NULL;
-}
-
-static const dw_isa *dw_best(void)
-{
-    for (int i = 0; i < DW_NISA; i++)
-        if (dw_cpu_has(dw_all[i]))
-            return dw_all[i];
-    return &dw_isa_scalar;
-}
-
-#if defined(__GNUC__) || defined(__clang__)
-#define DW_LOAD(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
-#define DW_STORE(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
-#else
-#define DW_LOAD(p) (p)
-#define DW_STORE(p, v) ((p) = (v))
-#endif
-
-static const dw_isa *dw_cur = NULL;
-static int dw_init_status = CC_OK;
-
-int cc_dw_init(void)
-{
-    if (DW_LOAD(dw_cur) != NULL)
-        return dw_init_status;
-    const dw_isa *isa = NULL;
-    int status = CC_OK;
-    const char *env = getenv("CCONV_SIMD");
-    if (env && env[0] && strcmp(env, "auto") != 0) {
-        isa = dw_find(env);
-        if (!isa || !dw_cpu_has(isa)) {
-            isa = NULL;
-            status = CC_ERR_ARG;
-        }
-    }
-    if (!isa)
-        isa = dw_best();
-    dw_init_status = status;
-    DW_STORE(dw_cur, isa);
-    return status;
-}
 
 DW_HIDDEN const dw_isa *cc_dw_current(void)
 {
-    const dw_isa *isa = DW_LOAD(dw_cur);
-    if (!isa) {
-        cc_dw_init();
-        isa = DW_LOAD(dw_cur);
-    }
-    return isa;
-}
-
-int cc_dw_set_isa(const char *name)
-{
-    const dw_isa *isa;
-    if (!name || !name[0] || strcmp(name, "auto") == 0)
-        isa = dw_best();
-    else
-        isa = dw_find(name);
-    if (!isa || !dw_cpu_has(isa))
-        return CC_ERR_ARG;
-    DW_STORE(dw_cur, isa);
-    return CC_OK;
-}
-
-const char *cc_dw_isa(void) { return cc_dw_current()->name; }
-
-int cc_dw_isa_available(const char *name)
-{
-    const dw_isa *isa = name ? dw_find(name) : NULL;
-    return isa && dw_cpu_has(isa);
+    const dw_isa *isa = dw_by_isa[cc_isa_current()];
+    return isa ? isa : &dw_isa_scalar;
 }
 
 int cc_dw_geom_ok(const cc_geom *g)

@@ -143,12 +143,11 @@ DW_DECLARE_ISA(neon)
 #endif
 
 typedef struct dw_isa {
-    const char *name;
     const dw_kern_f32 *f32;
     const dw_kern_f64 *f64;
 } dw_isa;
 
-/* The instruction set in use (initialises on first use). */
+/* The kernels of the instruction set in use (simd_isa.h). */
 DW_HIDDEN const dw_isa *cc_dw_current(void);
 
 /* ---- small helpers shared by the drivers -------------------------------- */

@@ -1,8 +1,8 @@
 /* AVX-512F vector layer (see dw_vec_common.h).  Only for files built with
- * -mavx512f -mfma.  DW_SIMDE_AVX512 (tests only, tests/c) builds the same
+ * -mavx512f -mfma.  CC_SIMDE_AVX512 (tests only, tests/c) builds the same
  * code on top of SIMDe's portable AVX-512 emulation, so that the AVX-512
  * kernels can be checked on CPUs without AVX-512. */
-#ifdef DW_SIMDE_AVX512
+#ifdef CC_SIMDE_AVX512
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx512.h>
 #else
@@ -73,7 +73,7 @@ DW_INLINE void dw_join2_avx512(float *p, __m512 e, __m512 o)
         e, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), o));
 }
 #endif
-#ifdef DW_SIMDE_AVX512
+#ifdef CC_SIMDE_AVX512
 /* SIMDe 0.7 has no masked loads/stores: go through a buffer, still through
  * the masks. */
 #undef VLOADP

@@ -6,8 +6,7 @@
  * (MR output channels x NR output positions) accumulates into the output.
  *
  * Internal header: the micro-kernel types and the per-ISA tables.  The ISA
- * follows the depthwise dispatcher's choice (cc_dw_isa(), CCONV_SIMD), so
- * there is one instruction-set decision for the whole library.
+ * is simd_isa.h's choice, the one every kernel family follows.
  */
 #ifndef CC_IGEMM_H
 #define CC_IGEMM_H

@@ -3,10 +3,10 @@
  * -mavx512f -mfma in its own static library; run only where the CPU reports
  * avx512f): 16 tiles per vector.  The even/odd split is one in-lane shufps
  * per vector, its inverse one unpcklps/unpckhps per output vector.
- * WDW_SIMDE_AVX512 (tests/c only) builds the same code on SIMDe's portable
+ * CC_SIMDE_AVX512 (tests/c only) builds the same code on SIMDe's portable
  * AVX-512, so that it can be checked on CPUs without AVX-512.
  */
-#ifdef WDW_SIMDE_AVX512
+#ifdef CC_SIMDE_AVX512
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx512.h>
 #else
@@ -39,7 +39,7 @@ WDW_AI __mmask16 wdw_lanes_avx512(int64_t base, int64_t n)
 
 WDW_AI __m512 wdw_loadmk_avx512(const float *x, int64_t base, __mmask16 m)
 {
-#ifdef WDW_SIMDE_AVX512 /* SIMDe has no masked load */
+#ifdef CC_SIMDE_AVX512 /* SIMDe has no masked load */
     float t[16];
     for (int64_t i = 0; i < 16; i++)
         t[i] = (m >> i) & 1 ? x[base + i] : 0.0f;
@@ -66,7 +66,7 @@ WDW_AI void wdw_join_avx512(float *p, __m512 e, __m512 o)
 WDW_AI void wdw_joinn_avx512(float *p, __m512 e, __m512 o, int64_t n)
 {
     const __m512 a = _mm512_unpacklo_ps(e, o), b = _mm512_unpackhi_ps(e, o);
-#ifdef WDW_SIMDE_AVX512 /* SIMDe has no masked store */
+#ifdef CC_SIMDE_AVX512 /* SIMDe has no masked store */
     float t[32];
     _mm512_storeu_ps(t, a);
     _mm512_storeu_ps(t + 16, b);

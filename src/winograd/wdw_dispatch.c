@@ -1,15 +1,14 @@
 /*
  * Depthwise 3x3 Winograd: which problems it takes, the filter transform, and
- * the instruction-set dispatch table (the only global mutable state, set
- * once at import by cc_wdw_init() or forced by cc_wdw_set_isa() for tests).
+ * the kernel table of each instruction set (the choice among them is
+ * simd_isa.c's).
  */
 #include "wdw_internal.h"
 
-#include <stdlib.h>
-#include <string.h>
+#include "simd_isa.h"
 
 #define WDW_TABLE(ISA)                                                        \
-    static const wdw_isa wdw_isa_##ISA = {#ISA, &cc_wdw_v_f32_##ISA,          \
+    static const wdw_isa wdw_isa_##ISA = {&cc_wdw_v_f32_##ISA,                \
                                           cc_wdw_plane_f32_##ISA};
 
 WDW_TABLE(scalar)
@@ -21,113 +20,22 @@ WDW_TABLE(avx512)
 WDW_TABLE(neon)
 #endif
 
-/* Best first. */
-static const wdw_isa *const wdw_all[] = {
+/* Indexed by cc_isa; NULL where this build has no such kernels. */
+static const wdw_isa *const wdw_by_isa[CC_ISA_COUNT] = {
+    [CC_ISA_SCALAR] = &wdw_isa_scalar,
 #if defined(CC_HAVE_X86_SIMD)
-    &wdw_isa_avx512,
-    &wdw_isa_avx2,
+    [CC_ISA_AVX2] = &wdw_isa_avx2,
+    [CC_ISA_AVX512] = &wdw_isa_avx512,
 #endif
 #if defined(__aarch64__)
-    &wdw_isa_neon,
+    [CC_ISA_NEON] = &wdw_isa_neon,
 #endif
-    &wdw_isa_scalar,
 };
-#define WDW_NISA ((int)(sizeof(wdw_all) / sizeof(wdw_all[0])))
-
-static int wdw_cpu_has(const wdw_isa *isa)
-{
-#if defined(CC_HAVE_X86_SIMD)
-    if (isa == &wdw_isa_avx2 || isa == &wdw_isa_avx512) {
-        __builtin_cpu_init();
-        int ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#ifndef WDW_SIMDE_AVX512 /* tests/c: the AVX-512 kernels built on SIMDe */
-        if (isa == &wdw_isa_avx512)
-            ok = ok && __builtin_cpu_supports("avx512f");
-#endif
-        return ok;
-    }
-#endif
-    (void)isa;
-    return 1;
-}
-
-static const wdw_isa *wdw_find(const char *name)
-{
-    for (int i = 0; i < WDW_NISA; i++)
-        if (strcmp(wdw_all[i]->name, name) == 0)
-            return wdw_all[i];
-    return NULL;
-}
-
-static const wdw_isa *wdw_best(void)
-{
-    for (int i = 0; i < WDW_NISA; i++)
-        if (wdw_cpu_has(wdw_all[i]))
-            return wdw_all[i];
-    return &wdw_isa_scalar;
-}
-
-#if defined(__GNUC__) || defined(__clang__)
-#define WDW_LOAD(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
-#define WDW_STORE(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
-#else
-#define WDW_LOAD(p) (p)
-#define WDW_STORE(p, v) ((p) = (v))
-#endif
-
-static const wdw_isa *wdw_cur = NULL;
-static int wdw_init_status = CC_OK;
-
-int cc_wdw_init(void)
-{
-    if (WDW_LOAD(wdw_cur) != NULL)
-        return wdw_init_status;
-    const wdw_isa *isa = NULL;
-    int status = CC_OK;
-    const char *env = getenv("CCONV_SIMD");
-    if (env && env[0] && strcmp(env, "auto") != 0) {
-        isa = wdw_find(env);
-        if (!isa || !wdw_cpu_has(isa)) {
-            isa = NULL;
-            status = CC_ERR_ARG;
-        }
-    }
-    if (!isa)
-        isa = wdw_best();
-    wdw_init_status = status;
-    WDW_STORE(wdw_cur, isa);
-    return status;
-}
 
 WDW_HIDDEN const wdw_isa *cc_wdw_current(void)
 {
-    const wdw_isa *isa = WDW_LOAD(wdw_cur);
-    if (!isa) {
-        cc_wdw_init();
-        isa = WDW_LOAD(wdw_cur);
-    }
-    return isa;
-}
-
-int cc_wdw_set_isa(const char *name)
-{
-    const wdw_isa *isa;
-    if (!name || !name[0] || strcmp(name, "auto") == 0)
-        isa = wdw_best();
-    else
-        isa = wdw_find(name);
-    if (!isa || !wdw_cpu_has(isa))
-        return CC_ERR_ARG;
-    WDW_STORE(wdw_cur, isa);
-    return CC_OK;
-}
-
-const char *cc_wdw_isa(void) { return cc_wdw_current()->name; }
-
-int cc_wdw_isa_available(const char *name)
-{
-    const wdw_isa *isa = name ? wdw_find(name) : NULL;
-    return isa && wdw_cpu_has(isa);
+    const wdw_isa *isa = wdw_by_isa[cc_isa_current()];
+    return isa ? isa : &wdw_isa_scalar;
 }
 
 int cc_wdw_geom_ok(const cc_geom *g)

@@ -92,7 +92,6 @@ typedef struct wdw_plane {
 typedef void (*wdw_plane_fn)(const wdw_plane *p);
 
 typedef struct wdw_isa {
-    const char *name;
     const int *v; /* tiles per vector: ntw and hs are multiples of it */
     wdw_plane_fn plane;
 } wdw_isa;
@@ -110,7 +109,7 @@ WDW_DECLARE_ISA(avx512)
 WDW_DECLARE_ISA(neon)
 #endif
 
-/* The instruction set in use (initialises on first use). */
+/* The kernels of the instruction set in use (simd_isa.h). */
 WDW_HIDDEN const wdw_isa *cc_wdw_current(void);
 
 /* The plane loop every instruction set shares: R output rows per step;

@@ -26,9 +26,8 @@
  * CC_ERR_NOMEM (per-thread row buffers, a few KiB) or CC_ERR_ARG (a
  * geometry outside the above).
  *
- * Instruction set: chosen once by cc_wdw_init() (called at import) from the
- * CPU features, or forced with CCONV_SIMD=scalar|avx2|avx512|neon, or with
- * cc_wdw_set_isa() (for tests; not while kernels run in other threads).
+ * Instruction set: the one simd_isa.h chooses (CPU features at import,
+ * CCONV_SIMD=scalar|avx2|avx512|neon, or cc_isa_set() in tests).
  */
 #ifndef CC_WINOGRAD_H
 #define CC_WINOGRAD_H
@@ -48,18 +47,6 @@ int cc_wdw_geom_ok(const cc_geom *g);
 /* The filter transform of one channel: u (4x4, row-major, rows = the
  * vertical index) = G g G^T for g (3x3, row-major). */
 void cc_wdw_filter_f32(const float *g, float *u);
-
-/* Reads CCONV_SIMD once (later calls do nothing) and sets the dispatch
- * table.  CC_OK, or CC_ERR_ARG when CCONV_SIMD names an instruction set that
- * is unknown or cannot run here (the best available one is used then). */
-int cc_wdw_init(void);
-/* Force "scalar", "avx2", "avx512", "neon", or "auto" (or NULL): the best
- * available.  CC_ERR_ARG (and no change) when unknown or not available. */
-int cc_wdw_set_isa(const char *name);
-/* Name of the instruction set in use. */
-const char *cc_wdw_isa(void);
-/* 1 when the named instruction set is built and the CPU runs it. */
-int cc_wdw_isa_available(const char *name);
 
 #ifdef __cplusplus
 }

@@ -43,7 +43,7 @@ else
         avx512="-mavx512f -mfma"
         if [ "$mode" = simde ]; then
             # SIMDe's emulation compiles slowly at -O3; -O1 checks the same logic
-            CFLAGS="$CFLAGS -DDW_SIMDE_AVX512 -Wno-psabi"
+            CFLAGS="$CFLAGS -DCC_SIMDE_AVX512 -Wno-psabi"
             avx512="-mavx2 -mfma -O1"
         fi
         for op in $ops; do for dt in f32 f64; do
@@ -55,6 +55,7 @@ else
     esac
 fi
 for f in $base; do compile "$dw/$f" "$tmp/${f%.c}.o"; done
+compile "$root/src/simd_isa.c" "$tmp/simd_isa.o"
 fail=0
 for p in $pids; do wait "$p" || fail=1; done
 [ $fail = 0 ] || { echo "compilation failed" >&2; exit 1; }

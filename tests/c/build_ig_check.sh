@@ -24,10 +24,10 @@ else
     srcs="ig_ukr_f32_scalar.c ig_ukr_f64_scalar.c"
     case "$($CC -dumpmachine)" in
     x86_64*)
-        CFLAGS="$CFLAGS -DIG_CHECK_X86"
+        CFLAGS="$CFLAGS -DCC_HAVE_X86_SIMD"
         avx512="-mavx512f -mfma"
         if [ "$mode" = simde ]; then
-            CFLAGS="$CFLAGS -DDW_SIMDE_AVX512 -Wno-psabi"
+            CFLAGS="$CFLAGS -DCC_SIMDE_AVX512 -Wno-psabi"
             avx512="-mavx2 -mfma -O1"
         fi
         for dt in f32 f64; do
@@ -37,8 +37,8 @@ else
         done ;;
     esac
 fi
-for f in $srcs; do
-    $CC $CFLAGS -c "$ig/$f" -o "$tmp/${f%.c}.o"
-    objs="$objs $tmp/${f%.c}.o"
+for f in $srcs ../simd_isa.c; do
+    $CC $CFLAGS -c "$ig/$f" -o "$tmp/$(basename "${f%.c}").o"
+    objs="$objs $tmp/$(basename "${f%.c}").o"
 done
 $CC $CFLAGS "$here/ig_check.c" $objs -o "$out" -lm

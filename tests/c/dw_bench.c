@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "depthwise.h"
+#include "simd_isa.h"
 
 static double now(void)
 {
@@ -45,7 +46,7 @@ static cc_geom mk(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t
 int main(int argc, char **argv)
 {
     int nth = argc > 1 ? atoi(argv[1]) : 2;
-    if (argc > 2 && cc_dw_set_isa(argv[2]) != CC_OK) {
+    if (argc > 2 && cc_isa_set(argv[2]) != CC_OK) {
         fprintf(stderr, "isa %s not available\n", argv[2]);
         return 2;
     }
@@ -59,7 +60,7 @@ int main(int argc, char **argv)
                     mk(1, 256, 1, 64, 31, 1, 15, 1), mk(1, 256, 1, 256, 31, 1, 15, 1),
                     mk(1, 256, 1, 1000, 31, 1, 15, 1), mk(1, 256, 1, 4000, 31, 1, 15, 1),
                     mk(1, 240, 28, 28, 5, 1, 2, 2), mk(1, 144, 56, 56, 5, 2, 2, 2)};
-    printf("isa %s, %d threads\n", cc_dw_isa(), nth);
+    printf("isa %s, %d threads\n", cc_isa_name(cc_isa_current()), nth);
     for (int dt = 0; dt < 2; dt++)
         for (unsigned c = 0; c < sizeof gs / sizeof gs[0]; c++) {
             cc_geom *g = &gs[c];

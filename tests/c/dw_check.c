@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "depthwise.h"
+#include "simd_isa.h"
 
 #define CHECK_RNG_SEED 88172645463325252ull
 #include "check_rng.h"
@@ -242,7 +243,7 @@ static void report(const char *what, const char *isa, const char *dt, const cc_g
         ref_adj(&g, gyd2, wd2, use_bias ? bid2 : NULL, dxref);                             \
         ref_wgrad(&g, dxd2, gyd2, gwref);                                                  \
         for (int ii = 0; ii < 4; ii++) {                                                   \
-            if (cc_dw_set_isa(isas[ii]) != CC_OK)                                          \
+            if (cc_isa_set(isas[ii]) != CC_OK)                                          \
                 continue;                                                                  \
             int nth = (int)ri(1, 3);                                                       \
             y[ny] = (T)12345; /* guard element */                                          \
@@ -283,7 +284,7 @@ int main(int argc, char **argv)
         rng_state = 0x9E3779B97F4A7C15ull * (uint64_t)(atoll(argv[2]) + 1);
     printf("isas:");
     for (int i = 0; i < 4; i++)
-        if (cc_dw_isa_available(isas[i]))
+        if (cc_isa_runs_here(cc_isa_lookup(isas[i])))
             printf(" %s", isas[i]);
     printf("\n");
     for (int it = 0; it < iters; it++) {

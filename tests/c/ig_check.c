@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "igemm.h"
+#include "simd_isa.h"
 
 #define CHECK_RNG_SEED 0x9E3779B97F4A7C15ull
 #include "check_rng.h"
@@ -38,7 +39,7 @@ static const isa_t isas[] = {
     {"scalar", IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukr_f64_scalar,
      cc_ig_pack2_f32_scalar, cc_ig_pack2_f64_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1,
      cc_ig_ukrw_f32_scalar, cc_ig_ukrw_f64_scalar},
-#if defined(IG_CHECK_X86)
+#if defined(CC_HAVE_X86_SIMD)
     {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL, cc_ig_pack2_f32_avx2, NULL,
      IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, NULL},
     {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2, NULL, cc_ig_pack2_f64_avx2,
@@ -56,23 +57,8 @@ static const isa_t isas[] = {
 #endif
 };
 
-/* can this CPU run the kernel (AVX-512 on SIMDe runs anywhere) */
-static int runnable(const isa_t *isa)
-{
-#if defined(IG_CHECK_X86)
-    __builtin_cpu_init();
-    if (strcmp(isa->name, "avx2") == 0)
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#if !defined(DW_SIMDE_AVX512)
-    if (strcmp(isa->name, "avx512") == 0) return __builtin_cpu_supports("avx512f");
-#else
-    if (strcmp(isa->name, "avx512") == 0)
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#endif
-#endif
-    (void)isa;
-    return 1;
-}
+/* can this CPU run the kernel (AVX-512 on SIMDe runs on AVX2 CPUs) */
+static int runnable(const isa_t *isa) { return cc_isa_runs_here(cc_isa_lookup(isa->name)); }
 
 static int check(const isa_t *isa, int f64, int64_t kc, int64_t ldc, int first, int with_bias)
 {

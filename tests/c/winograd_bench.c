@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "depthwise/depthwise.h"
+#include "simd_isa.h"
 #include "winograd.h"
 
 static double now(int nt)
@@ -39,10 +40,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const int nt = atoi(argv[1]), reps = atoi(argv[2]);
-    cc_dw_init();
-    cc_wdw_init();
-    printf("isa: depthwise %s, winograd %s; %d thread(s), %s\n", cc_dw_isa(), cc_wdw_isa(),
-           nt, nt == 1 ? "thread CPU time" : "wall time");
+    cc_isa_init();
+    printf("isa: %s; %d thread(s), %s\n", cc_isa_name(cc_isa_current()), nt, nt == 1 ? "thread CPU time" : "wall time");
     for (int a = 3; a < argc; a++) {
         long long n, c, h, w;
         if (sscanf(argv[a], "%lldx%lldx%lldx%lld", &n, &c, &h, &w) != 4)

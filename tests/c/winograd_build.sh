@@ -22,7 +22,7 @@ CFLAGS="-O2 -std=c11 -D_GNU_SOURCE -fopenmp -Wall -Wextra -Werror -I$root/src -I
 avx512="-mavx512f -mfma"
 case "$mode" in
 aarch64) CC=${CC:-aarch64-linux-gnu-gcc} ;;
-simde) CC=${CC:-gcc}; CFLAGS="$CFLAGS -DWDW_SIMDE_AVX512 -Wno-psabi"; avx512="-mavx2 -mfma" ;;
+simde) CC=${CC:-gcc}; CFLAGS="$CFLAGS -DCC_SIMDE_AVX512 -Wno-psabi"; avx512="-mavx2 -mfma" ;;
 asan) CC=${CC:-gcc}; CFLAGS="$CFLAGS -g -fsanitize=address,undefined -fno-sanitize-recover=all" ;;
 *) CC=${CC:-gcc} ;;
 esac
@@ -37,6 +37,8 @@ aarch64*)
     base="$base wdw3x3_f32_neon.c" ;;
 esac
 for f in $base; do $CC $CFLAGS -c "$src/$f" -o "$tmp/${f%.c}.o"; objs="$objs $tmp/${f%.c}.o"; done
+$CC $CFLAGS -c "$root/src/simd_isa.c" -o "$tmp/simd_isa.o"
+objs="$objs $tmp/simd_isa.o"
 if [ -n "$WITH_DW" ]; then
     dw=$root/src/depthwise
     dwsrc="dw_dispatch.c dw_fwd.c dw_adj.c dw_wgrad.c dw_rowbuf.c"

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "simd_isa.h"
 #include "winograd.h"
 
 #define CHECK_RNG_SEED 88172645463325252ull
@@ -98,7 +99,7 @@ static void check(const cc_geom *g, int with_bias, const char *what)
     const float *bp = with_bias ? b : NULL;
     const double ymax = ref(g, x, w, bp, yr);
     for (int a = 0; a < nisa; a++) {
-        cc_wdw_set_isa(isas[a]);
+        cc_isa_set(isas[a]);
         for (int nt = 1; nt <= 3; nt += 2) {
             float *y = yb + GUARD;
             for (int64_t i = 0; i < ys + 2 * GUARD; i++)
@@ -174,10 +175,10 @@ int main(int argc, char **argv)
 {
     const int iters = argc > 1 ? atoi(argv[1]) : 300;
     rng_state += argc > 2 ? (uint64_t)atoll(argv[2]) * 0x9E3779B97F4A7C15ull : 0;
-    if (cc_wdw_init() != CC_OK)
+    if (cc_isa_init() != CC_OK)
         printf("note: CCONV_SIMD not usable here\n");
     for (int i = 0; i < 4; i++)
-        if (cc_wdw_isa_available(all_isas[i]))
+        if (cc_isa_runs_here(cc_isa_lookup(all_isas[i])))
             isas[nisa++] = all_isas[i];
     printf("isas:");
     for (int i = 0; i < nisa; i++)

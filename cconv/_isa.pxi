@@ -1,0 +1,46 @@
+# The instruction-set functions every extension module with per-ISA kernels
+# includes (src/simd_isa.h).  Each module links its own copy of the C core,
+# hence its own choice: CCONV_SIMD sets them all at import, and set_isa
+# changes only the calling module's (for tests; not while kernels run).
+import os as _os
+import warnings as _warnings
+
+cdef extern from "simd_isa.h" nogil:
+    const char *cc_isa_name(int isa)
+    int cc_isa_lookup(const char *name)
+    int cc_isa_runs_here(int isa)
+    int cc_isa_init()
+    int cc_isa_current()
+    int cc_isa_set(const char *name)
+
+ISAS = ("scalar", "avx2", "avx512", "neon")
+
+
+def isa():
+    """The instruction set this module's kernels use."""
+    return cc_isa_name(cc_isa_current()).decode()
+
+
+def available_isas():
+    """The instruction sets this build and CPU can run, best last."""
+    return [n for n in ISAS if cc_isa_runs_here(cc_isa_lookup(n.encode()))]
+
+
+def set_isa(name=None):
+    """Force this module's instruction set (None or 'auto': the best
+    available); returns the previous one.  ValueError when it cannot run
+    here."""
+    prev = isa()
+    cdef bytes b = b"auto" if name is None else str(name).encode()
+    if cc_isa_set(b) != 0:
+        raise ValueError(
+            f"set_isa: {name!r} cannot run here; available: {', '.join(available_isas())}")
+    return prev
+
+
+# The same text from every module, so the warnings filter shows it once.
+if cc_isa_init() != 0:
+    _warnings.warn(
+        f"CCONV_SIMD={_os.environ.get('CCONV_SIMD')!r} is unknown or cannot run here "
+        f"(available: {', '.join(available_isas())}); cconv's kernels use {isa()!r}",
+        RuntimeWarning, stacklevel=2)
