@@ -2,106 +2,12 @@
 
 Each case is one convolution from a well-known network, at a batch size that
 keeps one call in the milliseconds-to-tens-of-milliseconds range on a small
-machine.  Only NumPy is imported here.
+machine.  The Case type is the ``cconv bench`` command's Layer.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
-import numpy as np
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str
-    batch: int
-    c_in: int
-    c_out: int
-    size: tuple                 # input spatial size
-    kernel: tuple
-    stride: int = 1
-    padding: int = 0
-    dilation: int = 1
-    groups: int = 1
-    transposed: bool = False
-    output_padding: int = 0
-    note: str = ""
-
-    @property
-    def nsp(self):
-        return len(self.size)
-
-    @property
-    def func_name(self):
-        return f"conv{'_transpose' if self.transposed else ''}{self.nsp}d"
-
-    def tup(self, v):
-        return (v,) * self.nsp if isinstance(v, int) else tuple(v)
-
-    def weight_shape(self):
-        if self.transposed:
-            return (self.c_in, self.c_out // self.groups) + tuple(self.kernel)
-        return (self.c_out, self.c_in // self.groups) + tuple(self.kernel)
-
-    def out_size(self):
-        s, p, d, op = (self.tup(v) for v in (self.stride, self.padding, self.dilation, self.output_padding))
-        out = []
-        for i, n in enumerate(self.size):
-            ext = d[i] * (self.kernel[i] - 1) + 1
-            if self.transposed:
-                out.append((n - 1) * s[i] - 2 * p[i] + ext + op[i])
-            else:
-                out.append((n + 2 * p[i] - ext) // s[i] + 1)
-        return tuple(out)
-
-    def input_shape(self):
-        return (self.batch, self.c_in) + tuple(self.size)
-
-    def output_shape(self):
-        return (self.batch, self.c_out) + self.out_size()
-
-    def flops(self):
-        """2 x multiply-adds of the forward convolution (bias not counted)."""
-        k = math.prod(self.kernel)
-        if self.transposed:
-            return 2 * self.batch * self.c_in * math.prod(self.size) * (self.c_out // self.groups) * k
-        return 2 * self.batch * self.c_out * math.prod(self.out_size()) * (self.c_in // self.groups) * k
-
-    def arrays(self, dtype="float32", seed=0):
-        """(x, w, b, grad_output), standard normal (w scaled by 1/sqrt(fan_in))."""
-        dt = np.dtype(dtype)
-        rng = np.random.default_rng(seed)
-        x = rng.standard_normal(self.input_shape()).astype(dt)
-        w = rng.standard_normal(self.weight_shape()).astype(dt)
-        w *= dt.type(1.0 / math.sqrt(math.prod(w.shape[1:])))
-        b = rng.standard_normal(self.c_out).astype(dt)
-        gy = rng.standard_normal(self.output_shape()).astype(dt)
-        return x, w, b, gy
-
-    def kwargs(self):
-        """Keyword arguments of conv{n}d / conv_transpose{n}d (cconv and torch alike)."""
-        kw = dict(stride=self.stride, padding=self.padding, dilation=self.dilation, groups=self.groups)
-        if self.transposed:
-            kw["output_padding"] = self.output_padding
-        return kw
-
-    def conv_args(self):
-        """(stride, padding, dilation, transposed, output_padding, groups) as
-        torch.convolution / convolution_backward take them (tuples)."""
-        return (self.tup(self.stride), self.tup(self.padding), self.tup(self.dilation),
-                self.transposed, self.tup(self.output_padding), self.groups)
-
-    def describe(self):
-        sz = "x".join(map(str, self.size))
-        ks = "x".join(map(str, self.kernel))
-        s = f"{self.batch}x{self.c_in}x{sz}->{self.c_out} k{ks}"
-        for tag, v, dflt in (("s", self.stride, 1), ("p", self.padding, 0), ("d", self.dilation, 1),
-                             ("g", self.groups, 1), ("op", self.output_padding, 0)):
-            if v != dflt:
-                s += f" {tag}{v}"
-        return s
+from cconv._layer import Layer as Case
 
 
 _ALL = [
