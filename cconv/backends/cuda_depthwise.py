@@ -6,9 +6,8 @@ chunk of output rows, then the chunks in order): deterministic, no atomics.
 """
 from __future__ import annotations
 
-from .. import _cuda_kernels
 from .._dispatch import Backend
-from .cuda_gemm import check_cuda
+from ._cuda_common import check_cuda, device_api, plain_ops
 
 BACKEND = Backend.CUDA_DEPTHWISE
 
@@ -56,41 +55,5 @@ def dw_wgrad(xp, K, geom, x, gy, gw) -> None:
     K.dw_wgrad(x, gy, gw, N, C, Mu, geom)
 
 
-def forward_with(xp, K, p, x, w, b, out) -> None:
-    if p.transposed:
-        dw_adj(xp, K, p.geom(), x, w, b, out)
-    else:
-        dw_fwd(xp, K, p.geom(), x, w, b, out)
-
-
-def grad_input_with(xp, K, p, gy, w, out) -> None:
-    if p.transposed:
-        dw_fwd(xp, K, p.geom(), gy, w, None, out)
-    else:
-        dw_adj(xp, K, p.geom(), gy, w, None, out)
-
-
-def grad_weight_with(xp, K, p, x, gy, out) -> None:
-    if p.transposed:
-        # the plain convolution's input is our grad_output, its output our input
-        dw_wgrad(xp, K, p.geom(), gy, x, out)
-    else:
-        dw_wgrad(xp, K, p.geom(), x, gy, out)
-
-
-def forward(p, x, w, b, out) -> None:
-    xp, K = _cuda_kernels.context(x)
-    with _cuda_kernels.on_device(x):
-        forward_with(xp, K, p, x, w, b, out)
-
-
-def grad_input(p, gy, w, out) -> None:
-    xp, K = _cuda_kernels.context(gy)
-    with _cuda_kernels.on_device(gy):
-        grad_input_with(xp, K, p, gy, w, out)
-
-
-def grad_weight(p, x, gy, out) -> None:
-    xp, K = _cuda_kernels.context(x)
-    with _cuda_kernels.on_device(x):
-        grad_weight_with(xp, K, p, x, gy, out)
+forward_with, grad_input_with, grad_weight_with = plain_ops(dw_fwd, dw_adj, dw_wgrad)
+forward, grad_input, grad_weight = device_api(forward_with, grad_input_with, grad_weight_with)

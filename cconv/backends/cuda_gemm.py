@@ -22,21 +22,12 @@ import math
 
 from .. import _cuda_kernels
 from .._dispatch import Backend
+from ._cuda_common import check_cuda, device_api, plain_ops
 
 BACKEND = Backend.CUDA_GEMM
 
 __all__ = ["supports", "forward", "grad_input", "grad_weight", "forward_with", "grad_input_with",
            "grad_weight_with", "conv_fwd", "conv_adj", "conv_wgrad", "plan_tiles", "image_range"]
-
-
-def check_cuda(xp, name: str) -> str | None:
-    """None when ``xp`` is CuPy, else why a CUDA_* backend cannot run."""
-    if not _cuda_kernels.is_cupy_module(xp):
-        return (
-            f"CUDA_* backends run cupy.ndarray inputs, but these are NumPy arrays "
-            f"({name} needs CuPy and a CUDA device)"
-        )
-    return None
 
 
 def supports(p, xp, need_backward: bool = False) -> str | None:
@@ -46,39 +37,6 @@ def supports(p, xp, need_backward: bool = False) -> str | None:
     if p.transposed:
         return "CUDA_GEMM runs plain convolutions; a transposed one runs on CUDA_GEMM_TRANSPOSE"
     return None
-
-
-# The *_with functions take the array module and the kernel front
-# explicitly (the tests pass NumPy and the CPU harness); the backend API
-# below runs them with CuPy on the arrays' device.
-def forward_with(xp, K, p, x, w, b, out) -> None:
-    conv_fwd(xp, K, p.geom(), x, w, b, out)
-
-
-def grad_input_with(xp, K, p, gy, w, out) -> None:
-    conv_adj(xp, K, p.geom(), gy, w, None, out)
-
-
-def grad_weight_with(xp, K, p, x, gy, out) -> None:
-    conv_wgrad(xp, K, p.geom(), x, gy, out)
-
-
-def forward(p, x, w, b, out) -> None:
-    xp, K = _cuda_kernels.context(x)
-    with _cuda_kernels.on_device(x):
-        forward_with(xp, K, p, x, w, b, out)
-
-
-def grad_input(p, gy, w, out) -> None:
-    xp, K = _cuda_kernels.context(gy)
-    with _cuda_kernels.on_device(gy):
-        grad_input_with(xp, K, p, gy, w, out)
-
-
-def grad_weight(p, x, gy, out) -> None:
-    xp, K = _cuda_kernels.context(x)
-    with _cuda_kernels.on_device(x):
-        grad_weight_with(xp, K, p, x, gy, out)
 
 
 # --------------------------------------------------------------------------
@@ -291,3 +249,9 @@ def conv_wgrad(xp, K, geom, x, gy, gw, ws_bytes=None) -> None:
                 tmp = xp.empty(gw3.shape, dtype=dt)
             _mm(xp, Gt, B, tmp)
             gw3 += tmp
+
+
+# The backend API, and its *_with forms that take the array module and the
+# kernel front explicitly (the tests pass NumPy and the CPU harness).
+forward_with, grad_input_with, grad_weight_with = plain_ops(conv_fwd, conv_adj, conv_wgrad)
+forward, grad_input, grad_weight = device_api(forward_with, grad_input_with, grad_weight_with)
