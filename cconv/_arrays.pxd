@@ -87,3 +87,31 @@ cdef inline int64_t ws_ptr(object ws, void **p) except -1:
     returns its size in bytes."""
     arr_ptr(ws, "ws", cnp.NPY_UINT8, None, ARR_OPTIONAL | ARR_WRITE, p)
     return 0 if ws is None else cnp.PyArray_SIZE(<cnp.ndarray>ws)
+
+
+# The four arrays of a convolution call, read with arr_ptr: the source, the
+# weight, the bias (optional) and the written destination, one dtype t.
+cdef struct conv_ptrs:
+    void *src
+    void *w
+    void *b
+    void *dst
+
+
+cdef inline int conv_arrays(tuple geom, int t, int adjoint, src, w, b, dst,
+                            conv_ptrs *p) except -1:
+    """The forward (adjoint=0): src = x (the input side), b over c_out,
+    dst = y (the output side).  The adjoint, grad_input or a transposed
+    forward (adjoint=1): src = y, b over c_in, dst = x.  Messages name the
+    arrays x, w, b, y as the plain convolution does."""
+    if adjoint:
+        arr_ptr(src, "y", t, y_elems(geom), 0, &p.src)
+        arr_ptr(w, "w", t, w_elems(geom), 0, &p.w)
+        arr_ptr(b, "b", t, geom[2], ARR_OPTIONAL, &p.b)
+        arr_ptr(dst, "x", t, x_elems(geom), ARR_WRITE, &p.dst)
+    else:
+        arr_ptr(src, "x", t, x_elems(geom), 0, &p.src)
+        arr_ptr(w, "w", t, w_elems(geom), 0, &p.w)
+        arr_ptr(b, "b", t, geom[3], ARR_OPTIONAL, &p.b)
+        arr_ptr(dst, "y", t, y_elems(geom), ARR_WRITE, &p.dst)
+    return 0

@@ -16,7 +16,7 @@ from libc.stdint cimport int64_t
 
 cimport numpy as cnp
 
-from ._arrays cimport ARR_OPTIONAL, ARR_WRITE, arr_ptr, real_type, w_elems, x_elems, y_elems
+from ._arrays cimport ARR_WRITE, arr_ptr, conv_arrays, conv_ptrs, real_type, w_elems, x_elems, y_elems
 from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
 cnp.import_array()
@@ -70,23 +70,17 @@ def fwd(tuple geom, x, w, b, y, int nthreads):
     gives."""
     cdef cc_geom g
     cdef int rc
-    cdef void *px
-    cdef void *pw
-    cdef void *pb
-    cdef void *py
+    cdef conv_ptrs p
     _fill(&g, geom)
     cdef int t = real_type(x, "x")
-    arr_ptr(x, "x", t, x_elems(geom), 0, &px)
-    arr_ptr(w, "w", t, w_elems(geom), 0, &pw)
-    arr_ptr(b, "b", t, geom[3], ARR_OPTIONAL, &pb)
-    arr_ptr(y, "y", t, y_elems(geom), ARR_WRITE, &py)
+    conv_arrays(geom, t, 0, x, w, b, y, &p)
     with nogil:
         if t == cnp.NPY_FLOAT32:
-            rc = cc_dw_fwd_f32(&g, <const float *>px, <const float *>pw, <const float *>pb,
-                               <float *>py, nthreads)
+            rc = cc_dw_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                               <float *>p.dst, nthreads)
         else:
-            rc = cc_dw_fwd_f64(&g, <const double *>px, <const double *>pw, <const double *>pb,
-                               <double *>py, nthreads)
+            rc = cc_dw_fwd_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
+                               <double *>p.dst, nthreads)
     _check(rc)
 
 
@@ -95,23 +89,17 @@ def adj(tuple geom, y, w, b, x, int nthreads):
     the forward of the transposed convolution."""
     cdef cc_geom g
     cdef int rc
-    cdef void *py
-    cdef void *pw
-    cdef void *pb
-    cdef void *px
+    cdef conv_ptrs p
     _fill(&g, geom)
     cdef int t = real_type(y, "y")
-    arr_ptr(y, "y", t, y_elems(geom), 0, &py)
-    arr_ptr(w, "w", t, w_elems(geom), 0, &pw)
-    arr_ptr(b, "b", t, geom[2], ARR_OPTIONAL, &pb)
-    arr_ptr(x, "x", t, x_elems(geom), ARR_WRITE, &px)
+    conv_arrays(geom, t, 1, y, w, b, x, &p)
     with nogil:
         if t == cnp.NPY_FLOAT32:
-            rc = cc_dw_adj_f32(&g, <const float *>py, <const float *>pw, <const float *>pb,
-                               <float *>px, nthreads)
+            rc = cc_dw_adj_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                               <float *>p.dst, nthreads)
         else:
-            rc = cc_dw_adj_f64(&g, <const double *>py, <const double *>pw, <const double *>pb,
-                               <double *>px, nthreads)
+            rc = cc_dw_adj_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
+                               <double *>p.dst, nthreads)
     _check(rc)
 
 

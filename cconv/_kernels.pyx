@@ -12,7 +12,7 @@ from libc.stdint cimport int64_t
 cimport numpy as cnp
 
 from ._arrays cimport (
-    ARR_OPTIONAL, ARR_WRITE, arr_ptr, real_type, w_elems, ws_ptr, x_elems, y_elems,
+    ARR_WRITE, arr_ptr, conv_arrays, conv_ptrs, real_type, w_elems, ws_ptr, x_elems, y_elems,
 )
 from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
@@ -94,46 +94,33 @@ cdef int _conv(int op, tuple geom, a, w, b, out, ws, int nthreads) except -1:
     other way round, b over c_in."""
     cdef cc_geom g
     cdef int rc
-    cdef void *pa
-    cdef void *pw
-    cdef void *pb
-    cdef void *po
+    cdef conv_ptrs p
     cdef void *pws
     fill_geom(&g, geom)
-    cdef object nx = x_elems(geom)
-    cdef object ny = y_elems(geom)
     cdef int t = real_type(a, "y" if op == _ADJ else "x")
-    if op == _ADJ:
-        arr_ptr(a, "y", t, ny, 0, &pa)
-        arr_ptr(b, "b", t, geom[2], ARR_OPTIONAL, &pb)
-        arr_ptr(out, "x", t, nx, ARR_WRITE, &po)
-    else:
-        arr_ptr(a, "x", t, nx, 0, &pa)
-        arr_ptr(b, "b", t, geom[3], ARR_OPTIONAL, &pb)
-        arr_ptr(out, "y", t, ny, ARR_WRITE, &po)
-    arr_ptr(w, "w", t, w_elems(geom), 0, &pw)
+    conv_arrays(geom, t, op == _ADJ, a, w, b, out, &p)
     cdef int64_t nws = ws_ptr(ws, &pws)
     with nogil:
         if t == cnp.NPY_FLOAT32:
             if op == _FWD:
-                rc = cc_conv_fwd_f32(&g, <const float *>pa, <const float *>pw, <const float *>pb,
-                                     <float *>po, pws, nws, nthreads)
+                rc = cc_conv_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                     <float *>p.dst, pws, nws, nthreads)
             elif op == _FWD_IGEMM:
-                rc = cc_conv_fwd_igemm_f32(&g, <const float *>pa, <const float *>pw, <const float *>pb,
-                                           <float *>po, pws, nws, nthreads)
+                rc = cc_conv_fwd_igemm_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                           <float *>p.dst, pws, nws, nthreads)
             else:
-                rc = cc_conv_adj_f32(&g, <const float *>pa, <const float *>pw, <const float *>pb,
-                                     <float *>po, pws, nws, nthreads)
+                rc = cc_conv_adj_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                     <float *>p.dst, pws, nws, nthreads)
         else:
             if op == _FWD:
-                rc = cc_conv_fwd_f64(&g, <const double *>pa, <const double *>pw, <const double *>pb,
-                                     <double *>po, pws, nws, nthreads)
+                rc = cc_conv_fwd_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
+                                     <double *>p.dst, pws, nws, nthreads)
             elif op == _FWD_IGEMM:
-                rc = cc_conv_fwd_igemm_f64(&g, <const double *>pa, <const double *>pw, <const double *>pb,
-                                           <double *>po, pws, nws, nthreads)
+                rc = cc_conv_fwd_igemm_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
+                                           <double *>p.dst, pws, nws, nthreads)
             else:
-                rc = cc_conv_adj_f64(&g, <const double *>pa, <const double *>pw, <const double *>pb,
-                                     <double *>po, pws, nws, nthreads)
+                rc = cc_conv_adj_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
+                                     <double *>p.dst, pws, nws, nthreads)
     return _check(rc)
 
 

@@ -10,9 +10,7 @@ from libc.stdint cimport int64_t
 
 cimport numpy as cnp
 
-from ._arrays cimport (
-    ARR_OPTIONAL, ARR_WRITE, arr_ptr, real_type, w_elems, ws_ptr, x_elems, y_elems,
-)
+from ._arrays cimport conv_arrays, conv_ptrs, real_type, ws_ptr
 from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
 cnp.import_array()
@@ -40,25 +38,19 @@ def fwd(tuple geom, x, w, b, y, int y_cl, ws, int nthreads):
     ws a uint8 array."""
     cdef cc_geom g
     cdef int rc
-    cdef void *px
-    cdef void *pw
-    cdef void *pb
-    cdef void *py
+    cdef conv_ptrs p
     cdef void *pws
     fill_geom(&g, geom)
     cdef int t = real_type(x, "x")
-    arr_ptr(x, "x", t, x_elems(geom), 0, &px)
-    arr_ptr(w, "w", t, w_elems(geom), 0, &pw)
-    arr_ptr(b, "b", t, geom[3], ARR_OPTIONAL, &pb)
-    arr_ptr(y, "y", t, y_elems(geom), ARR_WRITE, &py)
+    conv_arrays(geom, t, 0, x, w, b, y, &p)
     cdef int64_t nws = ws_ptr(ws, &pws)
     with nogil:
         if t == cnp.NPY_FLOAT32:
-            rc = cc_nhwc_fwd_f32(&g, <const float *>px, <const float *>pw, <const float *>pb,
-                                 <float *>py, y_cl, pws, nws, nthreads)
+            rc = cc_nhwc_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                 <float *>p.dst, y_cl, pws, nws, nthreads)
         else:
-            rc = cc_nhwc_fwd_f64(&g, <const double *>px, <const double *>pw, <const double *>pb,
-                                 <double *>py, y_cl, pws, nws, nthreads)
+            rc = cc_nhwc_fwd_f64(&g, <const double *>p.src, <const double *>p.w,
+                                 <const double *>p.b, <double *>p.dst, y_cl, pws, nws, nthreads)
     if rc == CC_ERR_NOMEM:
         raise MemoryError("cconv: the convolution's scratch memory is smaller than the kernel needs")
     if rc != CC_OK:

@@ -14,7 +14,7 @@ from libc.stdint cimport int64_t
 
 cimport numpy as cnp
 
-from ._arrays cimport ARR_OPTIONAL, ARR_WRITE, arr_ptr, w_elems, x_elems, y_elems
+from ._arrays cimport ARR_WRITE, arr_ptr, conv_arrays, conv_ptrs
 from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
 cnp.import_array()
@@ -50,21 +50,14 @@ def fwd(tuple geom, x, w, b, y, int nthreads):
     Arrays: C-contiguous float32 of the sizes ``geom`` gives."""
     cdef cc_geom g
     cdef int rc
-    cdef void *px
-    cdef void *pw
-    cdef void *pb
-    cdef void *py
+    cdef conv_ptrs p
     _fill(&g, geom)
-    cdef object ny = y_elems(geom)
-    arr_ptr(x, "x", cnp.NPY_FLOAT32, x_elems(geom), 0, &px)
-    arr_ptr(w, "w", cnp.NPY_FLOAT32, w_elems(geom), 0, &pw)
-    arr_ptr(b, "b", cnp.NPY_FLOAT32, geom[3], ARR_OPTIONAL, &pb)
-    arr_ptr(y, "y", cnp.NPY_FLOAT32, ny, ARR_WRITE, &py)
-    if ny == 0:
+    conv_arrays(geom, cnp.NPY_FLOAT32, 0, x, w, b, y, &p)
+    if p.dst == NULL:  # an empty output
         return
     with nogil:
-        rc = cc_wdw_fwd_f32(&g, <const float *>px, <const float *>pw, <const float *>pb,
-                            <float *>py, nthreads)
+        rc = cc_wdw_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                            <float *>p.dst, nthreads)
     if rc == CC_ERR_NOMEM:
         raise MemoryError("cconv: out of memory in the Winograd kernel's row buffers")
     if rc != CC_OK:
