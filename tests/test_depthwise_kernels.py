@@ -5,7 +5,7 @@ Every instruction set this CPU can run is forced in turn and checked against
 a float64 NumPy depthwise reference written here and against the scalar
 kernels, on random geometries (1-D/2-D/3-D, strides 1-3, padding 0-3 with
 asymmetric after-padding, dilation 1-2, multiplier 1-3, inputs smaller than
-the kernel), the specialised 3x3/5x5 stride-1/2 shapes and long 1-D kernels;
+the kernel), the specialised 3x3/5x5/7x7 stride-1/2 shapes and long 1-D kernels;
 forward, grad_input (adjoint) and grad_weight, float32 and float64.  The C
 test program tests/c/dw_check.c does the same from C: natively (AVX2,
 AVX-512), with the AVX-512 kernels built on SIMDe's emulation (CPUs without
@@ -143,8 +143,8 @@ def random_case(rng):
             kk = int(rng.integers(1, 4 if nsp == 3 else 6))
             ss, dd, pp = int(rng.integers(1, 4)), int(rng.integers(1, 3)), int(rng.integers(0, 4))
             ii = int(rng.integers(1, 10 if nsp == 3 else 25))
-            if kind <= 4:  # specialised 3x3/5x5, stride 1/2
-                kk = 5 if kind % 2 else 3
+            if kind <= 4:  # specialised 3x3/5x5/7x7, stride 1/2
+                kk = (5 if kind % 2 else 3) if rng.integers(0, 3) else 7
                 ss = 1 if kind < 2 else (2 if kind < 4 else ss)
                 dd = 1
             if kind == 5 and nsp == 1:  # long 1-D kernels (conformer k=31)
@@ -246,7 +246,7 @@ def test_random_geometries(dtype, block, isa_guard):
 SPECIALISED = [
     # (in, k, stride, pad): the rk kernels, every padding, small and odd sizes
     ((h, w), (k, k), (s, s), (p, p))
-    for k in (3, 5) for s in (1, 2) for p in range(0, 4)
+    for k in (3, 5, 7) for s in (1, 2) for p in range(0, 4 if k < 7 else 7, 1 if k < 7 else 2)
     for (h, w) in ((k, k), (9, 17), (23, 40))
 ]
 

@@ -1,4 +1,4 @@
-/* Depthwise specialised 2-D 3x3/5x5 stride-1/2 row kernels, f64, neon (AArch64 baseline). */
+/* Depthwise specialised 2-D 3x3/5x5/7x7 stride-1/2 row kernels, f64, neon (AArch64 baseline). */
 #define DW_ISA neon
 #define DW_F64
 #include "dw_vec_neon.h"

@@ -24,7 +24,8 @@
  *              + sum_{kh,kw<K} w[j*K*K + kh*K + kw] x[oh*S-ph+kh][ow*S-pw+kw]
  *          (x == NULL: an all-zero plane).  It copies the input rows it
  *          needs into the caller's ring of row buffers (dw_plane_<dtype>)
- *          and runs several output rows per step.  plane[K==5][S==2].
+ *          and runs several output rows per step.  K = 3, 5 or 7:
+ *          plane[dw_plane_k(K)][S == 2].
  *   wg     for taps i = e*nt + t (e < ne, t < nt): the DW_VMAX-element
  *          accumulator vp[i] gets, lane by lane, partial sums of
  *          sum_{r<nrows} sum_{x<n} g[r][x] * src[r*ne+e][off[t] + x]
@@ -54,6 +55,8 @@
 #define DW_VMAX_F64 8
 /* Most output rows per step of any plane kernel. */
 #define DW_RMAX 8
+/* Largest kernel of the plane kernels (3x3, 5x5, 7x7). */
+#define DW_PLANE_KMAX 7
 
 #if defined(__GNUC__) || defined(__clang__)
 #define DW_INLINE static inline __attribute__((always_inline))
@@ -98,7 +101,7 @@
     typedef struct dw_kern_##SFX {                                            \
         const int *rk_r; /* output rows per step of the plane kernels */     \
         dw_rows_##SFX##_fn rows;                                              \
-        dw_plane_##SFX##_fn plane[2][2]; /* [K == 5][S == 2] */               \
+        dw_plane_##SFX##_fn plane[3][2]; /* [dw_plane_k(K)][S == 2] */        \
         dw_wg_##SFX##_fn wg;                                                  \
         dw_adj2_##SFX##_fn adj2[2]; /* [K == 5] */                            \
         dw_split2_##SFX##_fn split2;                                          \
@@ -117,6 +120,8 @@ DW_KERNEL_TYPES(double, f64)
     DW_HIDDEN void cc_dw_k3s2_##SFX##_##ISA(const dw_plane_##SFX *);          \
     DW_HIDDEN void cc_dw_k5s1_##SFX##_##ISA(const dw_plane_##SFX *);          \
     DW_HIDDEN void cc_dw_k5s2_##SFX##_##ISA(const dw_plane_##SFX *);          \
+    DW_HIDDEN void cc_dw_k7s1_##SFX##_##ISA(const dw_plane_##SFX *);          \
+    DW_HIDDEN void cc_dw_k7s2_##SFX##_##ISA(const dw_plane_##SFX *);          \
     DW_HIDDEN void cc_dw_wg_##SFX##_##ISA(int64_t, int, const T *const *, int,\
                                           const T *const *, int,              \
                                           const int64_t *, T *const *);       \
@@ -146,6 +151,10 @@ typedef struct dw_isa {
     const dw_kern_f32 *f32;
     const dw_kern_f64 *f64;
 } dw_isa;
+
+/* The plane kernels' index of a square kernel of side k (3, 5, 7 -> 0, 1,
+ * 2), or -1 where there is none. */
+static inline int dw_plane_k(int64_t k) { return k == 3 ? 0 : k == 5 ? 1 : k == 7 ? 2 : -1; }
 
 /* The kernels of the instruction set in use (simd_isa.h). */
 DW_HIDDEN const dw_isa *cc_dw_current(void);

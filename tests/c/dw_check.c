@@ -137,8 +137,8 @@ static void rand_geom(cc_geom *g)
         for (int i = 3 - nsp; i < 3; i++) {
             int64_t k = ri(1, nsp == 3 ? 3 : 5), s = ri(1, 3), d = ri(1, 2), p = ri(0, 3);
             int64_t in = ri(1, nsp == 3 ? 9 : 24);
-            if (kind <= 4) { /* 3x3/5x5, stride 1/2, dilation 1 */
-                k = kind % 2 ? 5 : 3;
+            if (kind <= 4) { /* 3x3/5x5/7x7, stride 1/2, dilation 1 */
+                k = ri(0, 2) ? (kind % 2 ? 5 : 3) : 7;
                 s = kind < 2 ? 1 : (kind < 4 ? 2 : s);
                 d = 1;
                 if (ri(0, 3) == 0)
