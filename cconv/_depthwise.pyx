@@ -35,6 +35,7 @@ cdef extern from "depthwise/depthwise.h" nogil:
     int cc_dw_wgrad_f64(const cc_geom *g, const double *x, const double *gy, double *gw,
                         int nthreads)
     int cc_dw_geom_ok(const cc_geom *g)
+    int cc_dw_fwd_path(const cc_geom *g, int64_t elsize)
 
 include "_isa.pxi"
 
@@ -62,6 +63,18 @@ def geom_ok(tuple geom):
     except (ValueError, TypeError, OverflowError, IndexError):
         return False
     return True
+
+
+def fwd_path(tuple geom, int elsize):
+    """How ``fwd`` runs ``geom`` for elements of ``elsize`` bytes: 'plane'
+    (the 3x3/5x5/7x7 stride-1/2 kernels), 'rows' (the generic row kernel)
+    or 'channels_last' (small 2-D planes)."""
+    cdef cc_geom g
+    _fill(&g, geom)
+    cdef int m = cc_dw_fwd_path(&g, elsize)
+    if m < 0:
+        raise ValueError(f"depthwise kernels cannot run the geometry {geom!r}")
+    return ("plane", "rows", "channels_last")[m]
 
 
 def fwd(tuple geom, x, w, b, y, int nthreads):

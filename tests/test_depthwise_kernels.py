@@ -5,8 +5,9 @@ Every instruction set this CPU can run is forced in turn and checked against
 a float64 NumPy depthwise reference written here and against the scalar
 kernels, on random geometries (1-D/2-D/3-D, strides 1-3, padding 0-3 with
 asymmetric after-padding, dilation 1-2, multiplier 1-3, inputs smaller than
-the kernel), the specialised 3x3/5x5/7x7 stride-1/2 shapes and long 1-D kernels;
-forward, grad_input (adjoint) and grad_weight, float32 and float64.  The C
+the kernel), the specialised 3x3/5x5/7x7 stride-1/2 shapes, long 1-D kernels
+and the small planes the forward runs channels-last; forward, grad_input
+(adjoint) and grad_weight, float32 and float64.  The C
 test program tests/c/dw_check.c does the same from C: natively (AVX2,
 AVX-512), with the AVX-512 kernels built on SIMDe's emulation (CPUs without
 AVX-512), and cross-compiled for aarch64 under qemu (NEON).
@@ -16,6 +17,7 @@ from __future__ import annotations
 import itertools
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -258,6 +260,74 @@ def test_specialised_2d(dtype, in_, k, stride, pad, isa_guard):
     check_case(Case(2, 3, 1 + (pad[0] % 2) * 2, in_, k, stride, pad, (1, 1)), dtype, rng)
 
 
+def _cl_cases():
+    """Geometries the forward runs channels-last (cc_dw_fwd_path): small 2-D
+    output planes with multiplier 1, channel counts around the block of 2
+    vectors (8-70: partial blocks, more than one block), every row-block
+    remainder (output widths 1-12), 3x3/5x5/7x7 at stride 1/2 and the generic
+    shapes (dilation 2, other kernel sizes, strides 3, asymmetric padding),
+    kernels that overhang the input, batch 1-3."""
+    rng = np.random.default_rng(77)
+    cases = []
+    while len(cases) < 60:
+        kind = len(cases) % 3
+        kh = kw = int(rng.choice([3, 5, 7])) if kind < 2 else None
+        if kind == 2:
+            kh, kw = int(rng.integers(2, 10)), int(rng.integers(1, 10))
+        s = (int(rng.integers(1, 3)),) * 2 if kind < 2 else (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+        d = (1, 1) if kind < 2 else (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+        p = (int(rng.integers(0, kh)), int(rng.integers(0, kw)))
+        pa = tuple(max(0, v + int(rng.integers(-1, 2))) for v in p)
+        in_ = (int(rng.integers(2, 16)), int(rng.integers(1, 16)) if kind else int(rng.integers(1, 8)))
+        if any(in_[i] + p[i] + pa[i] - d[i] * ((kh, kw)[i] - 1) - 1 < 0 for i in range(2)):
+            continue
+        case = Case(int(rng.integers(1, 4)), int(rng.integers(8, 71)), 1, in_, (kh, kw), s, p, d, pa)
+        if case.out[0] < 2:
+            continue
+        for es in (4, 8):
+            if _depthwise.fwd_path(case.geom(), es) == "channels_last":
+                cases.append(case)
+                break
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_channels_last_small_planes(dtype, isa_guard):
+    """The channels-last forward against the reference and the scalar
+    kernels, every ISA, 1-3 threads, with and without bias; the gradients of
+    the same geometries (on the NCHW kernels) ride along."""
+    rng = np.random.default_rng(8)
+    es = np.dtype(dtype).itemsize
+    n = 0
+    for i, case in enumerate(_cl_cases()):
+        n += _depthwise.fwd_path(case.geom(), es) == "channels_last"
+        check_case(case, dtype, rng, use_bias=bool(i % 2), nt=1 + i % 3)
+    assert n >= 40  # the cases do exercise the path
+
+
+def test_fwd_path_choice():
+    """Where the forward goes channels-last, and where not (dw_cl.c)."""
+    def path(N, C, m, in_, k, s=1, p=0, d=1, es=4):
+        nsp = len(in_)
+        t = lambda v: (v,) * nsp
+        return _depthwise.fwd_path(Case(N, C, m, in_, k, t(s), t(p), t(d)).geom(), es)
+
+    assert path(1, 768, 1, (7, 7), (7, 7), p=3) == "channels_last"    # ConvNeXt stage 4
+    assert path(1, 384, 1, (14, 14), (7, 7), p=3) == "channels_last"  # ConvNeXt stage 3
+    assert path(1, 960, 1, (7, 7), (3, 3), p=1, es=8) == "channels_last"
+    assert path(1, 96, 1, (28, 28), (9, 9), p=4) == "channels_last"   # generic kernel, small plane
+    assert path(1, 144, 1, (56, 56), (3, 3), p=1) == "plane"          # MobileNetV2
+    assert path(1, 576, 1, (14, 14), (3, 3), p=1) == "plane"          # 3x3 from 8x8 up
+    assert path(1, 192, 1, (28, 28), (7, 7), p=3) == "plane"
+    assert path(1, 96, 1, (56, 56), (3, 3), p=2, d=2) == "rows"
+    assert path(4, 256, 1, (500,), (31,), p=15) == "rows"              # 1-D: never
+    assert path(1, 768, 2, (7, 7), (7, 7), p=3) == "plane"            # multiplier 2: never
+    assert path(1, 4, 1, (7, 7), (7, 7), p=3) == "plane"              # fewer than 8 channels
+    with pytest.raises(ValueError):
+        _depthwise.fwd_path((1, 2, 4, 4, (1, 3, 3), (1, 3, 3), (1, 1, 1), (1, 1, 1), (1, 0, 0),
+                             (1, 1, 1)), 4)
+
+
 def _adj2_cases():
     """Geometries whose grad_input rows run the one-pass stride-2 kernel
     (adj2): horizontal stride 2, dilation 1, 3 or 5 taps, with every
@@ -413,6 +483,8 @@ def test_c_native(tmp_path):
     out = _run([str(exe), "300", "1"])
     for isa in ISAS:
         assert isa in out.splitlines()[0]
+    paths = re.search(r"plane (\d+), rows (\d+), channels-last (\d+)", out)
+    assert paths and min(int(v) for v in paths.groups()) > 0, out  # every forward path ran
 
 
 def _simde_ok():

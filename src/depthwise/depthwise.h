@@ -49,6 +49,16 @@ int cc_dw_wgrad_f64(const cc_geom *g, const double *x, const double *gy,
 /* 1 when g is a depthwise geometry these kernels run, else 0. */
 int cc_dw_geom_ok(const cc_geom *g);
 
+/* How cc_dw_fwd_<dtype> (elsize 4 or 8 bytes) runs g: the plane kernels
+ * (3x3/5x5/7x7, stride 1/2, dilation 1, NCHW rows), the generic row kernel,
+ * or channels-last (small 2-D planes, multiplier 1: the input transposed to
+ * channels-last blocks, vectors along the channels, transposed back); -1
+ * for a geometry the kernels reject. */
+#define CC_DW_PATH_PLANE 0
+#define CC_DW_PATH_ROWS 1
+#define CC_DW_PATH_CL 2
+int cc_dw_fwd_path(const cc_geom *g, int64_t elsize);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@
          {cc_dw_k5s1_f32_##ISA, cc_dw_k5s2_f32_##ISA},                        \
          {cc_dw_k7s1_f32_##ISA, cc_dw_k7s2_f32_##ISA}},                       \
         cc_dw_wg_f32_##ISA, {cc_dw_a2k3_f32_##ISA, cc_dw_a2k5_f32_##ISA},     \
+        cc_dw_cl_f32_##ISA,                                                   \
         cc_dw_split2_f32_##ISA, cc_dw_join2_f32_##ISA};                       \
     static const dw_kern_f64 dw_k64_##ISA = {                                 \
         &cc_dw_rk_r_f64_##ISA, cc_dw_rows_f64_##ISA,                          \
@@ -22,6 +23,7 @@
          {cc_dw_k5s1_f64_##ISA, cc_dw_k5s2_f64_##ISA},                        \
          {cc_dw_k7s1_f64_##ISA, cc_dw_k7s2_f64_##ISA}},                       \
         cc_dw_wg_f64_##ISA, {cc_dw_a2k3_f64_##ISA, cc_dw_a2k5_f64_##ISA},     \
+        cc_dw_cl_f64_##ISA,                                                   \
         cc_dw_split2_f64_##ISA, cc_dw_join2_f64_##ISA};                       \
     static const dw_isa dw_isa_##ISA = {&dw_k32_##ISA, &dw_k64_##ISA};
 

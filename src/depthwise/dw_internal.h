@@ -37,6 +37,14 @@
  *          0 <= i < n; g rows are zero-padded gradient rows (g[e][u] =
  *          gy[u - L]) readable up to u < n/2 + (pw+1)/2 + L + DW_VMAX + 1.
  *          adj2[K == 5].
+ *   cl     one output row of a 2-D depthwise conv with multiplier 1, in
+ *          channels-last layout over Cp channels (Cp a multiple of
+ *          DW_VMAX, buffers padded to it):
+ *          out[ow*Cp + c] = init[c] + sum_{e<ne} sum_{kw<KW}
+ *                               wr[e][kw*Cp + c] * src[e][ow*sc + kw*dc + c],
+ *          ow < OW, c < Cp; src[e] are zero-padded input rows, wr[e] the
+ *          (KW, Cp) weight rows that meet them, sc and dc the element
+ *          strides of one output pixel and of one tap.  ne may be 0.
  *   split2 even[c] = x[2c], odd[c] = x[2c+1], c < npairs.
  *   join2  out[2c] = even[c], out[2c+1] = odd[c], c < npairs.
  */
@@ -94,6 +102,11 @@
     typedef void (*dw_adj2_##SFX##_fn)(int64_t n, int ne, const T *const *g,  \
                                        const T *const *wr, int64_t pw, T init,\
                                        T *out);                               \
+    typedef void (*dw_cl_##SFX##_fn)(int64_t OW, int64_t Cp, int ne,          \
+                                     const T *const *src,                     \
+                                     const T *const *wr, int64_t KW,          \
+                                     int64_t sc, int64_t dc, const T *init,   \
+                                     T *out);                                 \
     typedef void (*dw_split2_##SFX##_fn)(const T *x, int64_t npairs, T *even, \
                                          T *odd);                             \
     typedef void (*dw_join2_##SFX##_fn)(const T *even, const T *odd,          \
@@ -104,6 +117,7 @@
         dw_plane_##SFX##_fn plane[3][2]; /* [dw_plane_k(K)][S == 2] */        \
         dw_wg_##SFX##_fn wg;                                                  \
         dw_adj2_##SFX##_fn adj2[2]; /* [K == 5] */                            \
+        dw_cl_##SFX##_fn cl;                                                  \
         dw_split2_##SFX##_fn split2;                                          \
         dw_join2_##SFX##_fn join2;                                            \
     } dw_kern_##SFX;
@@ -129,6 +143,10 @@ DW_KERNEL_TYPES(double, f64)
                                             const T *const *, int64_t, T, T *);\
     DW_HIDDEN void cc_dw_a2k5_##SFX##_##ISA(int64_t, int, const T *const *,   \
                                             const T *const *, int64_t, T, T *);\
+    DW_HIDDEN void cc_dw_cl_##SFX##_##ISA(int64_t, int64_t, int,              \
+                                          const T *const *, const T *const *, \
+                                          int64_t, int64_t, int64_t,          \
+                                          const T *, T *);                    \
     DW_HIDDEN void cc_dw_split2_##SFX##_##ISA(const T *, int64_t, T *, T *);  \
     DW_HIDDEN void cc_dw_join2_##SFX##_##ISA(const T *, const T *, int64_t,   \
                                              T *);                            \
@@ -293,6 +311,36 @@ static inline void dw_dims_get(const cc_geom *g, dw_dims *d)
 }
 
 static inline int64_t dw_round_up(int64_t a, int64_t b) { return dw_cdiv(a, b) * b; }
+
+/* 1 when the forward's plane kernels take d: a square 3x3, 5x5 or 7x7
+ * kernel, stride 1 or 2 (the same both ways), dilation 1, 2-D. */
+static inline int dw_plane_spec(const dw_dims *d)
+{
+    return d->KD == 1 && d->KH == d->KW && dw_plane_k(d->KH) >= 0 && d->sh == d->sw &&
+           (d->sw == 1 || d->sw == 2) && d->dh == 1 && d->dw == 1;
+}
+
+/* ---- the channels-last forward (dw_cl.c) -------------------------------- */
+
+/* Channels per work item (2 vectors of the widest ISA), and the largest
+ * per-thread buffers (padded input and output of one block) it may use. */
+#define DW_CL_CB(vmax) (2 * (vmax))
+#define DW_CL_MAX_BYTES ((int64_t)4 << 20)
+
+/* Pixels per row of the padded channels-last input: the padding before,
+ * the row, and whatever the last output pixel reads past it. */
+static inline int64_t dw_cl_width(const dw_dims *d)
+{
+    const int64_t need = (d->OW - 1) * d->sw + (d->KW - 1) * d->dw + 1;
+    return dw_max(d->pw + d->IW, need);
+}
+
+/* 1 when the forward of d should run channels-last (dw_cl.c says where). */
+DW_HIDDEN int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize);
+DW_HIDDEN int cc_dw_fwd_cl_f32(const dw_dims *d, const float *x, const float *w,
+                               const float *bias, float *y, int nthreads);
+DW_HIDDEN int cc_dw_fwd_cl_f64(const dw_dims *d, const double *x, const double *w,
+                               const double *bias, double *y, int nthreads);
 
 /* Cost of a call in the units of DW_MIN_PARALLEL_COST (in double: no
  * overflow for any geometry): its multiply-adds, 2 per element of input and

@@ -17,10 +17,11 @@ out=$2
 main=${MAINFILE:-$here/${MAIN:-dw_check}.c}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-base="dw_dispatch.c dw_fwd.c dw_adj.c dw_wgrad.c dw_rowbuf.c
+base="dw_dispatch.c dw_fwd.c dw_cl.c dw_adj.c dw_wgrad.c dw_rowbuf.c
       dw2d_f32_scalar.c dw2d_f64_scalar.c dwrows_f32_scalar.c dwrows_f64_scalar.c
-      dwwg_f32_scalar.c dwwg_f64_scalar.c dwadj2_f32_scalar.c dwadj2_f64_scalar.c"
-ops="dw2d dwrows dwwg dwadj2"
+      dwwg_f32_scalar.c dwwg_f64_scalar.c dwadj2_f32_scalar.c dwadj2_f64_scalar.c
+      dwcl_f32_scalar.c dwcl_f64_scalar.c"
+ops="dw2d dwrows dwwg dwadj2 dwcl"
 CFLAGS="-O3 -std=c11 -D_GNU_SOURCE -fopenmp -Wall -Wextra -Wno-unused-parameter -I$root/src -I$dw"
 pids=""
 objs=""

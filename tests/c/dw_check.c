@@ -122,11 +122,15 @@ static void rand_geom(cc_geom *g)
 {
     for (;;) {
         int nsp = (int)ri(1, 3);
-        int kind = (int)ri(0, 9); /* 0-4: specialised 2-D shapes, 5: long 1-D */
+        int kind = (int)ri(0, 9); /* 0-4: specialised 2-D shapes, 5: long 1-D,
+                                     6: 2-D, 8-40 channels, multiplier 1 (the
+                                     forward runs small planes channels-last) */
         g->batch = ri(1, 3);
-        g->c_in = ri(1, 4);
+        g->c_in = kind == 6 ? ri(8, 40) : ri(1, 4);
         g->groups = g->c_in;
-        g->c_out = g->c_in * ri(1, 3);
+        g->c_out = kind == 6 ? g->c_in : g->c_in * ri(1, 3);
+        if (kind == 6)
+            nsp = 2;
         for (int i = 0; i < 3; i++) {
             g->in[i] = g->out[i] = g->k[i] = g->stride[i] = g->dil[i] = 1;
             g->pad[i] = 0;
@@ -287,9 +291,15 @@ int main(int argc, char **argv)
         if (cc_isa_runs_here(cc_isa_lookup(isas[i])))
             printf(" %s", isas[i]);
     printf("\n");
+    int64_t paths[3] = {0, 0, 0}; /* forwards by cc_dw_fwd_path: plane, rows, cl */
     for (int it = 0; it < iters; it++) {
         cc_geom g;
         rand_geom(&g);
+        for (int64_t es = 4; es <= 8; es += 4) {
+            const int path = cc_dw_fwd_path(&g, es);
+            if (path >= 0 && path <= 2)
+                paths[path]++;
+        }
         const int64_t KK = prod3(g.k);
         const int64_t nx = g.batch * g.c_in * prod3(g.in), ny = g.batch * g.c_out * prod3(g.out);
         const int64_t nw = g.c_out * KK;
@@ -313,6 +323,8 @@ int main(int argc, char **argv)
         free(dxd), free(wd), free(bd), free(bid), free(gyd), free(dxd2), free(wd2), free(bd2);
         free(bid2), free(gyd2), free(yref), free(dxref), free(gwref), free(yref2);
     }
+    printf("forward paths: plane %lld, rows %lld, channels-last %lld\n", (long long)paths[0],
+           (long long)paths[1], (long long)paths[2]);
     printf("%d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;
 }

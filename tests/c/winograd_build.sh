@@ -41,8 +41,8 @@ $CC $CFLAGS -c "$root/src/simd_isa.c" -o "$tmp/simd_isa.o"
 objs="$objs $tmp/simd_isa.o"
 if [ -n "$WITH_DW" ]; then
     dw=$root/src/depthwise
-    dwsrc="dw_dispatch.c dw_fwd.c dw_adj.c dw_wgrad.c dw_rowbuf.c"
-    for op in dw2d dwrows dwwg; do for dt in f32 f64; do
+    dwsrc="dw_dispatch.c dw_fwd.c dw_cl.c dw_adj.c dw_wgrad.c dw_rowbuf.c"
+    for op in dw2d dwrows dwwg dwadj2 dwcl; do for dt in f32 f64; do
         dwsrc="$dwsrc ${op}_${dt}_scalar.c"
         case "$($CC -dumpmachine)" in
         x86_64*)

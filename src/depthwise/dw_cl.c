@@ -1,0 +1,47 @@
+/* Depthwise forward in channels-last layout, for small planes: the driver
+ * around the "cl" row kernels (dw_cl.inc). */
+#include "dw_internal.h"
+
+/*
+ * Where channels-last wins (measured, 1 thread, AVX2, float32: its time over
+ * the NCHW kernels'; the transposes in and out cost about as much as a 3x3
+ * kernel's arithmetic, so it wins where the NCHW kernels are weak):
+ *   - 2-D layers the plane kernels take (3x3/5x5/7x7, stride 1/2): output
+ *     rows of at most 7 pixels, a vector or less (7x7 planes: 3x3 0.72,
+ *     5x5 0.55, 7x7 0.45; 14x14 stride 2: 1.00), and 5x5/7x7 kernels on
+ *     planes up to 20x20 (14x14: 0.91 / 0.64; 20x20 7x7 0.86; 28x28: 1.78 /
+ *     1.06), but not 3x3 from 8x8 up (8x8 1.31, 14x14 1.79, 28x28 3.7);
+ *   - 2-D layers on the generic row kernel (dilation > 1, other kernel
+ *     sizes, stride 3+), up to 28x28 outputs (28x28: 5x5 d2 0.58, 9x9 0.37,
+ *     3x3 d2 0.78; 56x56: 1.22-1.80);
+ *   - never 1-D (or one-row) layers: the row kernel runs them 1.5-4.7x
+ *     faster, and never a channel multiplier above 1.
+ */
+int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
+{
+    if (d->M != 1 || d->ID != 1 || d->KD != 1 || d->OD != 1 || d->C < 8 || d->KH < 2 ||
+        d->OH < 2)
+        return 0;
+    const int64_t P = d->OH * d->OW, KK = d->KH * d->KW;
+    const int want = dw_plane_spec(d) ? d->OW <= 7 || (KK >= 25 && P <= 400) : P <= 1024;
+    if (!want)
+        return 0;
+    if (d->IH > DW_CL_MAX_BYTES || dw_cl_width(d) > DW_CL_MAX_BYTES || KK > DW_CL_MAX_BYTES)
+        return 0; /* (and no overflow below) */
+    const int64_t CB = DW_CL_CB(elsize == 4 ? DW_VMAX_F32 : DW_VMAX_F64);
+    const int64_t elems = (d->IH * dw_cl_width(d) + P + KK + 1) * CB;
+    return elems <= DW_CL_MAX_BYTES / elsize;
+}
+
+#define DW_T float
+#define DW_S f32
+#define DW_VM DW_VMAX_F32
+#include "dw_cl.inc"
+#undef DW_T
+#undef DW_S
+#undef DW_VM
+
+#define DW_T double
+#define DW_S f64
+#define DW_VM DW_VMAX_F64
+#include "dw_cl.inc"
