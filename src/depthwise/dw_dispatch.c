@@ -80,5 +80,19 @@ int cc_dw_geom_ok(const cc_geom *g)
     /* entry counts of the adjoint (multiplier x kd x kh) fit an int */
     if ((g->c_out / g->c_in) > INT_MAX / 4 / (g->k[0] * g->k[1]))
         return 0;
+    /* A bound on any driver's per-thread row buffers (a row: up to stride
+     * phases of the padded row; rows: the window of a step, per multiplier
+     * and depth tap).  Strides, dilations and padding are parameters, not
+     * memory: a stride of 1e8 asked for gigabytes of zeros.  Such
+     * geometries are left to the GEMM backends (their buffers follow the
+     * taps and positions, not the stride). */
+    const double row = (double)g->stride[2] *
+                       ((double)g->out[2] + g->in[2] + g->pad[2] +
+                        (double)(g->k[2] - 1) * g->dil[2] + 2 * DW_VMAX_F32);
+    const double rows = (double)(g->c_out / g->c_in) * g->k[0] *
+                        (2.0 * ((double)(g->k[1] - 1) * g->dil[1] + 1) +
+                         2.0 * (DW_RMAX - 1) * g->stride[1]);
+    if (row * rows * 8.0 > DW_MAX_ROW_BYTES)
+        return 0;
     return 1;
 }

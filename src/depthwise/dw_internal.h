@@ -63,6 +63,8 @@
 #define DW_VMAX_F64 8
 /* Most output rows per step of any plane kernel. */
 #define DW_RMAX 8
+/* Cap on the row buffers a geometry may need per thread (cc_dw_geom_ok). */
+#define DW_MAX_ROW_BYTES ((double)(256 << 20))
 /* Largest kernel of the plane kernels (3x3, 5x5, 7x7). */
 #define DW_PLANE_KMAX 7
 

@@ -19,6 +19,7 @@ int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsi
         ig_plan_make(g, nthreads, 4, cc_ig_kern_f32()->mr, cc_ig_kern_f32()->nr, &p);
     else
         ig_plan_make(g, nthreads, 8, cc_ig_kern_f64()->mr, cc_ig_kern_f64()->nr, &p);
+    if (!p.ok) return -1;
     const int64_t b = ig_plan_bytes(&p, elsize);
     return b > CC_WORKSPACE_CAP ? -1 : b;
 }

@@ -17,6 +17,8 @@
 #define CC_IG_PLAN_H
 
 #include "cconv.h"
+#include <math.h>
+
 #include "gemm_plan.h"
 
 #define IG_TILE_POS 512                  /* output positions per tile, target */
@@ -24,6 +26,7 @@
 #define IG_KC_BYTES ((int64_t)24 << 10)  /* a packed B micro-panel (kc x NR), in L1 */
 
 typedef struct ig_plan {
+    int ok;                     /* 0: the band cannot fit its cap (no igemm); the rest unset */
     int nt, mr, nr;
     int64_t cig, cog, kk, K;
     int64_t R, Wt, nh, nw;      /* tile rows / columns, tiles along H and W */
@@ -82,15 +85,25 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
         else if (Wt > 2 * (int64_t)nr) Wt = cc_ceil_div(Wt, 2);
         else break;
     }
-    /* the band within its cap */
+    /* the band within its cap, sized in double: strides, dilations and
+     * padding are parameters, not memory, and a stride of 2^31 made the
+     * int64 products wrap (a band of "0" bytes, then a crash).  A band that
+     * cannot fit leaves the plan not ok (igemm does not run); one that fits
+     * bounds every product below. */
+    p->ok = 0;
     for (;;) {
-        const int64_t rin = (R - 1) * sh + exth + 1, win = (Wt - 1) * sw + extw + 1;
-        const int64_t blk = cc_ceil_div(rin, sh) * sh * cc_ceil_div(win, sw) * sw;
-        if (p->cig * kd * blk * elsize <= IG_BAND_BYTES) break;
+        const double rin = (double)(R - 1) * sh + (double)exth + 1;
+        const double win = (double)(Wt - 1) * sw + (double)extw + 1;
+        const double blk = ceil(rin / sh) * sh * ceil(win / sw) * sw;
+        if ((double)p->cig * kd * blk * elsize <= IG_BAND_BYTES) {
+            p->ok = 1;
+            break;
+        }
         if (R > 1) R = cc_ceil_div(R, 2);
         else if (Wt > (int64_t)nr) Wt = cc_ceil_div(Wt, 2);
         else break;
     }
+    if (!p->ok) return;
     p->R = R;
     p->Wt = Wt;
     p->nh = cc_ceil_div(Ho, R);
@@ -181,6 +194,7 @@ static inline void ig_wplan_make(const cc_geom *g, int nthreads, int64_t elsize,
     /* tiles as for one thread: the same summation order for any count */
     ig_plan_make(g, 1, elsize, mr, nr, &w->p);
     w->nt = nthreads < 1 ? 1 : nthreads;
+    if (!w->p.ok) return;
     w->mrw = mrw;
     w->nrw = nrw;
     w->lanes = lanes;

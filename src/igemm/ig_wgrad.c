@@ -34,6 +34,7 @@ int64_t cc_conv_wgrad_igemm_workspace(const cc_geom *g, int nthreads, int64_t el
         const ig_kern_f64 *k = cc_ig_kern_f64();
         ig_wplan_make(g, nthreads, 8, k->mr, k->nr, k->mrw, k->nrw, k->lanes, &w);
     }
+    if (!w.p.ok) return -1;
     const int64_t b = ig_wplan_bytes(&w, elsize);
     return b > CC_WORKSPACE_CAP ? -1 : b;
 }

@@ -30,6 +30,7 @@ int IG_FN(cc_conv_wgrad_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *gy,
     if (kern->mrw > IG_MRW_MAX) return CC_ERR_ARG; /* gyr below */
     ig_wplan wp;
     ig_wplan_make(g, nthreads, es, kern->mr, kern->nr, kern->mrw, kern->nrw, kern->lanes, &wp);
+    if (!wp.p.ok) return CC_ERR_ARG;
     if (ig_wplan_bytes(&wp, es) > ws_bytes || ws == NULL) return CC_ERR_NOMEM;
     const ig_plan *p = &wp.p;
     uintptr_t at = ((uintptr_t)ws + 63) & ~(uintptr_t)63;
