@@ -32,7 +32,7 @@ from ._functional import (
     _hk, _NoKey, as_array, check_dtypes, compute_dtype, forward_any, real_contig, remember,
     run_real,
 )
-from ._params import ConvParams, make_params, normalize_int_tuple
+from ._params import ConvParams, check_flag, make_params, normalize_int_tuple
 
 __all__ = ["convolution_backward", "convolution_double_backward"]
 
@@ -51,14 +51,6 @@ def _prod(shape) -> int:
     return n
 
 
-def _flag(fn: str, name: str, v: Any) -> bool:
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)) and int(v) in (0, 1):
-        return bool(v)
-    raise TypeError(f"{fn}: {name} must be a bool, but got {type(v).__name__} ({v!r})")
-
-
 def check_output_mask(fn: str, output_mask: Any) -> tuple[bool, bool, bool]:
     """``output_mask`` as three bools; ValueError/TypeError naming it."""
     if isinstance(output_mask, (str, bytes)) or not hasattr(output_mask, "__len__"):
@@ -70,7 +62,7 @@ def check_output_mask(fn: str, output_mask: Any) -> tuple[bool, bool, bool]:
         raise ValueError(
             f"{fn}: output_mask must have 3 entries (input, weight, bias), but got {len(vals)}: {vals!r}"
         )
-    return tuple(_flag(fn, f"output_mask[{i}]", v) for i, v in enumerate(vals))  # type: ignore[return-value]
+    return tuple(check_flag(fn, f"output_mask[{i}]", v) for i, v in enumerate(vals))  # type: ignore[return-value]
 
 
 def _shape_arg(fn: str, name: str, v: Any) -> tuple[int, ...]:
@@ -132,7 +124,7 @@ def _checked_params(fn: str, input_shape, weight_shape, bias_sizes, stride, padd
     """Every check of ``aten::convolution_backward`` (the forward's checks,
     then grad_output's rank, then output_padding), plus grad_output's shape
     and bias_sizes, which ATen leaves unchecked."""
-    transposed = _flag(fn, "transposed", transposed)
+    transposed = check_flag(fn, "transposed", transposed)
     bias_shape = None if bias_sizes is None else _shape_arg(fn, "bias_sizes", bias_sizes)
     p = make_params(input_shape, weight_shape, None, stride, padding, dilation, transposed,
                     output_padding, groups, fn, compute_dtype(dt))

@@ -1,6 +1,7 @@
 """Threads, scratch memory and show_config."""
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import threading
@@ -21,8 +22,8 @@ def set_num_threads(n: int) -> None:
     The OpenMP runtime is told too, so threadpoolctl sees the setting; a
     threadpoolctl limit below ``n`` is respected."""
     try:
-        n = int(n)
-    except (TypeError, ValueError):
+        n = operator.index(n)  # not int(n): 1.5 and "2" are not thread counts
+    except TypeError:
         raise TypeError(f"set_num_threads: n must be an int, but got {n!r}") from None
     if n < 1:
         raise ValueError(f"set_num_threads: n must be >= 1, but got n={n}")

@@ -15,7 +15,7 @@ import numpy as np
 from . import _autotune, _layout
 from ._array import get_xp
 from ._dispatch import Backend, _tuned_any, backend_module, select
-from ._params import ConvParams, make_params
+from ._params import ConvParams, check_flag, make_params
 
 __all__ = [
     "conv1d",
@@ -411,7 +411,8 @@ def convolution(input, weight, bias, stride: IntOrTuple, padding: IntOrTuple, di
     the plain or transposed function; a non-transposed convolution ignores a
     non-negative ``output_padding``."""
     return _conv_entry("convolution", None, input, weight, bias, stride, padding, dilation, groups,
-                       bool(transposed), output_padding, out, backend)
+                       check_flag("convolution", "transposed", transposed), output_padding, out,
+                       backend)
 
 
 def select_backend(input, weight, bias=None, stride: IntOrTuple = 1, padding: Padding = 0,
@@ -431,6 +432,7 @@ def select_backend(input, weight, bias=None, stride: IntOrTuple = 1, padding: Pa
     if len(shape) == weight.ndim - 1:
         shape = (1,) + shape
     p = make_params(shape, weight.shape, None if bias is None else bias.shape, stride, padding, dilation,
-                    bool(transposed), output_padding, groups, fn, compute_dtype(dt))
+                    check_flag(fn, "transposed", transposed), output_padding, groups, fn,
+                    compute_dtype(dt))
     b, _ = select(p, xp, None, need_backward)
     return b

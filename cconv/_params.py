@@ -42,6 +42,16 @@ def _as_int(name: str, v: Any, fn: str) -> int:
         ) from None
 
 
+def check_flag(fn: str, name: str, v: Any) -> bool:
+    """A bool argument (True/False, NumPy bools, 0 or 1); TypeError naming
+    it for anything else (a string such as "no" is not read as True)."""
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)) and int(v) in (0, 1):
+        return bool(v)
+    raise TypeError(f"{fn}: {name} must be a bool, but got {type(v).__name__} ({v!r})")
+
+
 def normalize_int_tuple(name: str, value: Any, nsp: int, fn: str) -> tuple[int, ...]:
     """An int, or a list/tuple of 1 or ``nsp`` ints, as a tuple of ``nsp`` ints."""
     if isinstance(value, np.ndarray):

@@ -272,6 +272,21 @@ def test_convolution_weight_rank_too_small():
                                                  [0], 2), "weight")
 
 
+@pytest.mark.parametrize("flag", ["no", "", 2, -1, 1.0, None])
+def test_convolution_transposed_must_be_a_bool(flag):
+    x, w = np.ones((1, 2, 5, 5)), np.ones((3, 2, 3, 3))
+    with pytest.raises(TypeError, match="convolution: transposed must be a bool"):
+        cconv.convolution(x, w, None, 1, 0, 1, flag, 0, 1)
+    with pytest.raises(TypeError, match="select_backend: transposed must be a bool"):
+        cconv.select_backend(x, w, transposed=flag)
+
+
+@pytest.mark.parametrize("flag", [False, np.False_, 0])
+def test_convolution_transposed_false_spellings(flag):
+    x, w = np.ones((1, 2, 5, 5)), np.ones((3, 2, 3, 3))
+    assert cconv.convolution(x, w, None, 1, 0, 1, flag, 0, 1).shape == (1, 3, 3, 3)
+
+
 def test_convolution_is_batched_only():
     x, w, b = good(2)
     expect(ValueError, lambda: cconv.convolution(x[0], w, b, [1, 1], [0, 0], [1, 1], False, [0, 0], 2),

@@ -910,6 +910,19 @@ def test_set_num_threads_rejects_non_positive(bad, restore_threads):
     assert cconv.get_num_threads() == before
 
 
+@pytest.mark.parametrize("bad", [1.5, "2", None, [2]])
+def test_set_num_threads_rejects_non_integers(bad, restore_threads):
+    before = cconv.get_num_threads()
+    with pytest.raises(TypeError, match="set_num_threads: n must be an int"):
+        cconv.set_num_threads(bad)
+    assert cconv.get_num_threads() == before
+
+
+def test_set_num_threads_takes_numpy_integers(restore_threads):
+    cconv.set_num_threads(np.int64(1))
+    assert cconv.get_num_threads() == 1
+
+
 @pytest.mark.parametrize("nthreads", [1, 2])
 def test_results_with_thread_counts(nthreads, restore_threads):
     cconv.set_num_threads(nthreads)
