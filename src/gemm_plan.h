@@ -30,6 +30,9 @@
 #define CC_SMALL_COLS 384
 /* ... and while the batched im2col buffer stays under this. */
 #define CC_BATCH_BYTES ((int64_t)8 << 20)
+/* With several threads, blocks as small as this many columns are preferred
+ * to fewer, larger blocks split by output channels. */
+#define CC_MIN_BLOCK_COLS 96
 
 typedef struct cc_plan {
     int omp;        /* 1: OpenMP over items, 0: in order + threaded BLAS */
@@ -90,6 +93,12 @@ static inline void cc_plan_common(const cc_geom *g, int nthreads, int64_t elsize
         nb = cc_min64(g->batch, cc_ceil_div(CC_SMALL_COLS, pl->P));
         int64_t cap = K > 0 ? CC_BATCH_BYTES / elsize / (K * pl->P) : nb;
         nb = cc_max64(1, cc_min64(nb, cap));
+        /* a block per thread where blocks keep CC_MIN_BLOCK_COLS columns:
+         * otherwise the plans split one block's output channels into
+         * chunks, and every chunk redoes the whole block's im2col */
+        const int64_t per_thread = cc_ceil_div(g->batch, pl->nt);
+        if (pl->nt > 1 && per_thread < nb && per_thread * pl->P >= CC_MIN_BLOCK_COLS)
+            nb = per_thread;
         /* equal blocks: 8 images at nb = 6 would be blocks of 6 and 2, and
          * the static schedule gives one thread three times the other's work */
         nb = cc_ceil_div(g->batch, cc_ceil_div(g->batch, nb));

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cconv.h"
+#include "gemm_plan.h"
 
 #define CC_T float
 #define CC_SFX f32
