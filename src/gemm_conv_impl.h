@@ -86,6 +86,45 @@ static inline void CC_FN(cc_fwd_item_)(const cc_geom *g, const cc_plan *pl,
         }
 }
 
+/* Few tiles, split by output channels (one small image: the plan's chunks):
+ * the chunks of a tile share one im2col, made by all threads (split by
+ * input channels), then each thread runs its chunks' GEMMs.  As separate
+ * items every chunk redid the tile's whole im2col: 4 chunks of a 4x4x4
+ * volume's 3456-row im2col made 2 threads slower than 1.  The column
+ * buffer is the workspace (ws_per_thread * ws_threads >= K * ncols). */
+static void CC_FN(cc_fwd_shared_col_)(const cc_geom *g, const cc_plan *pl, const CC_T *x,
+                                      const CC_T *w, const CC_T *bias, CC_T *y, CC_T *col) {
+    const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin;
+    const int64_t tiles = pl->nblocks * g->groups * pl->ntiles;
+    const int old = CC_BLAS_GET_THREADS();
+    CC_BLAS_SET_THREADS(1);
+#pragma omp parallel num_threads(pl->nt)
+    for (int64_t tt = 0; tt < tiles; ++tt) {
+        const cc_item d = cc_decode(g, pl, tt * pl->nchunks, pl->cog);
+        const int64_t n = d.n0, p0 = d.tile * pl->ncols;
+        const int64_t np = cc_min64(P - p0, pl->ncols);
+        const CC_T *xg = x + (n * g->c_in + d.gi * pl->cig) * nin;
+#pragma omp for schedule(static)
+        for (int64_t ci = 0; ci < pl->cig; ++ci)
+            CC_FN(cc_im2col_)(g, 1, xg + ci * nin, p0, np, col + ci * pl->kk * np, np);
+#pragma omp for schedule(static)
+        for (int64_t ch = 0; ch < pl->nchunks; ++ch) {
+            const int64_t c0 = ch * pl->chunk, nc = cc_min64(pl->chunk, pl->cog - c0);
+            const CC_T *wg = w + (d.gi * pl->cog + c0) * K;
+            CC_T *yg = y + (n * g->c_out + d.gi * pl->cog + c0) * P + p0;
+            CC_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, nc, np, K, (CC_T)1, wg, K, col,
+                    np, (CC_T)0, yg, P);
+            if (bias)
+                for (int64_t co = 0; co < nc; ++co) {
+                    CC_T *row = yg + co * P;
+                    const CC_T b = bias[d.gi * pl->cog + c0 + co];
+                    for (int64_t j = 0; j < np; ++j) row[j] += b;
+                }
+        }
+    }
+    CC_BLAS_SET_THREADS(old);
+}
+
 int64_t CC_FN(cc_conv_fwd_workspace_elems_)(const cc_geom *g, int nthreads) {
     if (!cc_geom_valid(g)) return -1;
     cc_plan pl;
@@ -114,6 +153,10 @@ int CC_FN(cc_conv_fwd_)(const cc_geom *g, const CC_T *x, const CC_T *w,
         return CC_OK;
     }
     CC_T *wsT = (CC_T *)ws;
+    if (pl.omp && pl.nchunks > 1 && pl.nb == 1 && !pl.direct) {
+        CC_FN(cc_fwd_shared_col_)(g, &pl, x, w, bias, y, wsT);
+        return CC_OK;
+    }
     CC_RUN_ITEMS(pl, pl.ws_per_thread,
                  CC_FN(cc_fwd_item_)(g, &pl, x, w, bias, y, slab, it));
     return CC_OK;

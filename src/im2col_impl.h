@@ -27,6 +27,29 @@ static inline int64_t CC_CAT(cc_end_valid_, CC_SFX)(int64_t s, int64_t pad,
     return o > n ? n : o;
 }
 
+/* Short runs (the lines of small 2-D/3-D planes: 4x4x4 volumes have lines
+ * of 4) are zeroed and copied by inline loops; a memset or memcpy call per
+ * run cost more than the copying, and made im2col several times the GEMM. */
+#ifndef CC_SHORT_RUN
+#define CC_SHORT_RUN 32
+#endif
+
+static inline void CC_CAT(cc_zero_, CC_SFX)(CC_T *d, int64_t n) {
+    if (n > CC_SHORT_RUN) {
+        memset(d, 0, (size_t)n * sizeof(CC_T));
+        return;
+    }
+    for (int64_t j = 0; j < n; ++j) d[j] = 0;
+}
+
+static inline void CC_CAT(cc_copy_, CC_SFX)(CC_T *d, const CC_T *s, int64_t n) {
+    if (n > CC_SHORT_RUN) {
+        memcpy(d, s, (size_t)n * sizeof(CC_T));
+        return;
+    }
+    for (int64_t j = 0; j < n; ++j) d[j] = s[j];
+}
+
 void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
                                 int64_t p0, int64_t np, CC_T *col,
                                 int64_t ldc) {
@@ -60,17 +83,17 @@ void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
             int64_t i1 = o1 * g->stride[1] - g->pad[1] + t1 * g->dil[1];
             CC_T *d = dst + (p - p0);
             if (i0 < 0 || i0 >= I0 || i1 < 0 || i1 >= I1 || lo2 >= hi2) {
-                memset(d, 0, (size_t)n2 * sizeof(CC_T));
+                CC_CAT(cc_zero_, CC_SFX)(d, n2);
             } else {
                 const CC_T *src = xc + (i0 * I1 + i1) * I2 - P2 + off2;
                 int64_t a = o2, b = o2 + n2;
                 int64_t va = a > lo2 ? a : lo2, vb = b < hi2 ? b : hi2;
                 if (va >= vb) {
-                    memset(d, 0, (size_t)n2 * sizeof(CC_T));
+                    CC_CAT(cc_zero_, CC_SFX)(d, n2);
                 } else {
-                    if (va > a) memset(d, 0, (size_t)(va - a) * sizeof(CC_T));
+                    if (va > a) CC_CAT(cc_zero_, CC_SFX)(d, va - a);
                     if (S2 == 1) {
-                        memcpy(d + (va - a), src + va, (size_t)(vb - va) * sizeof(CC_T));
+                        CC_CAT(cc_copy_, CC_SFX)(d + (va - a), src + va, vb - va);
                     } else if (S2 == 2) {
                         /* a constant stride vectorises (even lanes of pairs
                          * of loads); the general loop below does not */
@@ -83,7 +106,7 @@ void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
                         const CC_T *ss = src + va * S2;
                         for (int64_t o = va; o < vb; ++o, ss += S2) *dd++ = *ss;
                     }
-                    if (b > vb) memset(d + (vb - a), 0, (size_t)(b - vb) * sizeof(CC_T));
+                    if (b > vb) CC_CAT(cc_zero_, CC_SFX)(d + (vb - a), b - vb);
                 }
             }
             p += n2;

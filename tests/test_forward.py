@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 
 import cconv
-from cconv import Backend
+from cconv import Backend, _kernels
+from cconv._params import make_params
 from reference import (
     rel_err,
     reduction_length,
@@ -995,3 +996,30 @@ def test_against_torch(seed):
     y = case.call()
     assert y.shape == tuple(yt.shape)
     assert rel_err(y, yt.numpy()) <= 1e-10, case.describe()
+
+
+@pytest.mark.parametrize("nthreads", [2, 3])
+@pytest.mark.parametrize("shape,wshape,stride,pad,groups", [
+    # (small images, more than 32 output channels, reductions of >= 1024:
+    # the im2col method, cc_conv_fwd_method)
+    ((1, 40, 4, 4, 4), (64, 40, 3, 3, 3), 1, 1, 1),    # one 4x4x4 volume
+    ((1, 120, 7, 7), (96, 120, 3, 3), 1, 1, 1),        # a late-ResNet image
+    ((1, 240, 9, 5), (80, 120, 3, 3), (2, 1), (1, 0), 2),  # grouped: chunks per group
+    ((2, 128, 6, 6), (40, 128, 3, 3), 1, 1, 1),        # two images, still few tiles
+])
+def test_small_images_split_by_output_channels(shape, wshape, stride, pad, groups, nthreads,
+                                                restore_threads):
+    """Few, small images on several threads: the GEMM backend splits output
+    channels, the chunks sharing one im2col made by all threads."""
+    cconv.set_num_threads(nthreads)
+    rng = np.random.default_rng(sum(shape) + nthreads)
+    for dt in (np.float32, np.float64):
+        x = rng.standard_normal(shape).astype(dt)
+        w = rng.standard_normal(wshape).astype(dt)
+        b = rng.standard_normal(wshape[0]).astype(dt)
+        f = getattr(cconv, f"conv{len(shape) - 2}d")
+        y = f(x, w, b, stride=stride, padding=pad, groups=groups, backend="gemm")
+        p = make_params(x.shape, w.shape, b.shape, stride, pad, 1, False, 0, groups, "t", dt)
+        assert _kernels.fwd_method(p.geom(), nthreads, x.itemsize) == "im2col"
+        ref = ref_conv(x, w, b, stride, pad, None, 1, groups)
+        assert rel_err(y, ref) <= (1e-5 if dt == np.float32 else 1e-12)
