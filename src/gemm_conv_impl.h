@@ -86,40 +86,61 @@ static inline void CC_FN(cc_fwd_item_)(const cc_geom *g, const cc_plan *pl,
         }
 }
 
-/* Few tiles, split by output channels (one small image: the plan's chunks):
- * the chunks of a tile share one im2col, made by all threads (split by
- * input channels), then each thread runs its chunks' GEMMs.  As separate
- * items every chunk redid the tile's whole im2col: 4 chunks of a 4x4x4
- * volume's 3456-row im2col made 2 threads slower than 1.  The column
- * buffer is the workspace (ws_per_thread * ws_threads >= K * ncols). */
+/* Few tiles, split by output channels (one small image, or one block of
+ * small images: the plan's chunks): the chunks of a tile share one im2col,
+ * made by all threads (split by image and input channel), then each thread
+ * runs its chunks' GEMMs.  As separate items every chunk redid the tile's
+ * whole im2col: 4 chunks of a 4x4x4 volume's 3456-row im2col made 2 threads
+ * slower than 1.  The column buffer is the front of the workspace; behind
+ * it, with a block of images, each thread's GEMM result (chunk x ncols)
+ * before it is scattered to the images' rows (the plan's per-thread slabs
+ * hold K + chunk columns' rows, so both fit). */
 static void CC_FN(cc_fwd_shared_col_)(const cc_geom *g, const cc_plan *pl, const CC_T *x,
-                                      const CC_T *w, const CC_T *bias, CC_T *y, CC_T *col) {
-    const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin;
+                                      const CC_T *w, const CC_T *bias, CC_T *y, CC_T *ws) {
+    const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin, ld = pl->ncols;
     const int64_t tiles = pl->nblocks * g->groups * pl->ntiles;
+    CC_T *col = ws;
     const int old = CC_BLAS_GET_THREADS();
     CC_BLAS_SET_THREADS(1);
 #pragma omp parallel num_threads(pl->nt)
-    for (int64_t tt = 0; tt < tiles; ++tt) {
-        const cc_item d = cc_decode(g, pl, tt * pl->nchunks, pl->cog);
-        const int64_t n = d.n0, p0 = d.tile * pl->ncols;
-        const int64_t np = cc_min64(P - p0, pl->ncols);
-        const CC_T *xg = x + (n * g->c_in + d.gi * pl->cig) * nin;
+    {
+        CC_T *yt = ws + K * ld + (int64_t)omp_get_thread_num() * pl->chunk * ld;
+        for (int64_t tt = 0; tt < tiles; ++tt) {
+            const cc_item d = cc_decode(g, pl, tt * pl->nchunks, pl->cog);
+            const int64_t p0 = pl->nb == 1 ? d.tile * pl->ncols : 0;
+            const int64_t np = pl->nb == 1 ? cc_min64(P - p0, pl->ncols) : P;
+            const int64_t ncol = pl->nb == 1 ? np : d.nbi * P; /* GEMM columns */
 #pragma omp for schedule(static)
-        for (int64_t ci = 0; ci < pl->cig; ++ci)
-            CC_FN(cc_im2col_)(g, 1, xg + ci * nin, p0, np, col + ci * pl->kk * np, np);
+            for (int64_t jc = 0; jc < d.nbi * pl->cig; ++jc) {
+                const int64_t j = jc / pl->cig, ci = jc % pl->cig;
+                const CC_T *xc = x + ((d.n0 + j) * g->c_in + d.gi * pl->cig + ci) * nin;
+                CC_FN(cc_im2col_)(g, 1, xc, p0, np, col + ci * pl->kk * ld + j * P, ld);
+            }
 #pragma omp for schedule(static)
-        for (int64_t ch = 0; ch < pl->nchunks; ++ch) {
-            const int64_t c0 = ch * pl->chunk, nc = cc_min64(pl->chunk, pl->cog - c0);
-            const CC_T *wg = w + (d.gi * pl->cog + c0) * K;
-            CC_T *yg = y + (n * g->c_out + d.gi * pl->cog + c0) * P + p0;
-            CC_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, nc, np, K, (CC_T)1, wg, K, col,
-                    np, (CC_T)0, yg, P);
-            if (bias)
-                for (int64_t co = 0; co < nc; ++co) {
-                    CC_T *row = yg + co * P;
-                    const CC_T b = bias[d.gi * pl->cog + c0 + co];
-                    for (int64_t j = 0; j < np; ++j) row[j] += b;
+            for (int64_t ch = 0; ch < pl->nchunks; ++ch) {
+                const int64_t c0 = ch * pl->chunk, nc = cc_min64(pl->chunk, pl->cog - c0);
+                const CC_T *wg = w + (d.gi * pl->cog + c0) * K;
+                const CC_T *bg = bias ? bias + d.gi * pl->cog + c0 : NULL;
+                if (pl->nb == 1) { /* straight into the image's rows */
+                    CC_T *yg = y + (d.n0 * g->c_out + d.gi * pl->cog + c0) * P + p0;
+                    CC_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, nc, np, K, (CC_T)1, wg,
+                            K, col, ld, (CC_T)0, yg, P);
+                    for (int64_t co = 0; bg && co < nc; ++co) {
+                        CC_T *row = yg + co * P;
+                        for (int64_t q = 0; q < np; ++q) row[q] += bg[co];
+                    }
+                    continue;
                 }
+                CC_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, nc, ncol, K, (CC_T)1, wg, K,
+                        col, ld, (CC_T)0, yt, ld);
+                for (int64_t j = 0; j < d.nbi; ++j)
+                    for (int64_t co = 0; co < nc; ++co) {
+                        CC_T *dst = y + ((d.n0 + j) * g->c_out + d.gi * pl->cog + c0 + co) * P;
+                        const CC_T *src = yt + co * ld + j * P;
+                        const CC_T bv = bg ? bg[co] : (CC_T)0;
+                        for (int64_t q = 0; q < P; ++q) dst[q] = src[q] + bv;
+                    }
+            }
         }
     }
     CC_BLAS_SET_THREADS(old);
@@ -153,7 +174,7 @@ int CC_FN(cc_conv_fwd_)(const cc_geom *g, const CC_T *x, const CC_T *w,
         return CC_OK;
     }
     CC_T *wsT = (CC_T *)ws;
-    if (pl.omp && pl.nchunks > 1 && pl.nb == 1 && !pl.direct) {
+    if (pl.omp && pl.nchunks > 1 && !pl.direct) {
         CC_FN(cc_fwd_shared_col_)(g, &pl, x, w, bias, y, wsT);
         return CC_OK;
     }
