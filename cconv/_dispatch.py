@@ -85,6 +85,14 @@ def as_backend(backend: Any) -> Backend:
     raise TypeError(f"backend: expected a cconv.Backend or its string value, but got {type(backend).__name__}")
 
 
+def _auto_ok(b: Backend, p) -> bool:
+    """A backend's own say on whether automatic dispatch should take ``p``
+    it supports (an optional ``auto_ok(p)``; measured preferences, not
+    limits: ``backend=`` still forces it)."""
+    f = getattr(backend_module(b), "auto_ok", None)
+    return f is None or bool(f(p))
+
+
 def why_not(b: Backend, p, xp, need_backward: bool = False) -> str | None:
     """None when ``b`` can run ``p``, else the reason it cannot."""
     mod = backend_module(b)
@@ -123,7 +131,7 @@ def select(p, xp, backend: Any = None, need_backward: bool = False, op: str = "f
         hit = (b, backend_module(b))
     else:
         for b in BACKEND_ORDER:
-            if why_not(b, p, xp, need_backward) is None:
+            if why_not(b, p, xp, need_backward) is None and _auto_ok(b, p):
                 hit = (b, backend_module(b))
                 break
         else:  # pragma: no cover - GEMM/GEMM_TRANSPOSE take every problem

@@ -812,6 +812,26 @@ def test_select_backend_defaults():
     assert cconv.select_backend(np.zeros((0, 2, 5, 5), np.float32), w) in set(Backend)
 
 
+@pytest.mark.parametrize("nsp,m,expect", [
+    (2, 1, Backend.DEPTHWISE), (2, 16, Backend.DEPTHWISE), (2, 24, Backend.GEMM),
+    (2, 32, Backend.GEMM), (1, 8, Backend.DEPTHWISE), (3, 1, Backend.DEPTHWISE),
+    (3, 2, Backend.GEMM),
+])
+def test_depthwise_multiplier_dispatch(nsp, m, expect):
+    """Automatic dispatch leaves large channel multipliers (and 3-D ones
+    above 1) to the grouped GEMM, where it measured faster
+    (backends/depthwise.auto_ok); DEPTHWISE can still be forced, and
+    both agree."""
+    rng = np.random.default_rng(m + 10 * nsp)
+    x = randn(rng, (1, 4) + (6,) * nsp, np.float64)
+    w = randn(rng, (4 * m, 1) + (3,) * nsp, np.float64)
+    assert cconv.select_backend(x, w, groups=4, padding=1) == expect
+    f = getattr(cconv, f"conv{nsp}d")
+    y = f(x, w, groups=4, padding=1)
+    yd = f(x, w, groups=4, padding=1, backend="depthwise")
+    assert rel_err(yd, y) <= 1e-12
+
+
 def _small(dtype=np.float32, nsp=2, c=4, groups=1, m=1, k=3, batch=2):
     rng = np.random.default_rng(0)
     x = randn(rng, (batch, c) + (6,) * nsp, dtype)
