@@ -1,15 +1,5 @@
 /* Depthwise grad_input (adjoint): the OpenMP driver around the row kernels. */
 #include "dw_internal.h"
 
-#define DW_T float
-#define DW_S f32
-#define DW_VM DW_VMAX_F32
-#include "dw_adj.inc"
-#undef DW_T
-#undef DW_S
-#undef DW_VM
-
-#define DW_T double
-#define DW_S f64
-#define DW_VM DW_VMAX_F64
-#include "dw_adj.inc"
+#define DW_IMPL "dw_adj.inc"
+#include "dw_instances.h"

@@ -33,15 +33,5 @@ int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
     return elems <= DW_CL_MAX_BYTES / elsize;
 }
 
-#define DW_T float
-#define DW_S f32
-#define DW_VM DW_VMAX_F32
-#include "dw_cl.inc"
-#undef DW_T
-#undef DW_S
-#undef DW_VM
-
-#define DW_T double
-#define DW_S f64
-#define DW_VM DW_VMAX_F64
-#include "dw_cl.inc"
+#define DW_IMPL "dw_cl.inc"
+#include "dw_instances.h"

@@ -12,15 +12,5 @@ int cc_dw_fwd_path(const cc_geom *g, int64_t elsize)
     return dw_plane_spec(&d) ? CC_DW_PATH_PLANE : CC_DW_PATH_ROWS;
 }
 
-#define DW_T float
-#define DW_S f32
-#define DW_VM DW_VMAX_F32
-#include "dw_fwd.inc"
-#undef DW_T
-#undef DW_S
-#undef DW_VM
-
-#define DW_T double
-#define DW_S f64
-#define DW_VM DW_VMAX_F64
-#include "dw_fwd.inc"
+#define DW_IMPL "dw_fwd.inc"
+#include "dw_instances.h"
