@@ -23,15 +23,17 @@ def check(a, b):
 """
 
 
-def _run(code: str) -> None:
+def _run(code: str, cwd) -> None:
+    # cwd: not the checkout, whose cconv/ (no compiled modules) would shadow
+    # the installed package
     r = subprocess.run([sys.executable, "-c", _PRELUDE + textwrap.dedent(code)],
-                       capture_output=True, text=True, timeout=240)
+                       capture_output=True, text=True, timeout=240, cwd=cwd)
     assert r.returncode == 0, f"rc={r.returncode}\n{r.stdout}\n{r.stderr}"
 
 
 @pytest.mark.parametrize("nd", [1, 2, 3])
 @pytest.mark.parametrize("s", [2**31 - 1, 2**31, 2**32, 2**40])
-def test_dense_huge_stride(nd, s):
+def test_dense_huge_stride(nd, s, tmp_path):
     _run(f"""
     nd, s = {nd}, {s}
     f = getattr(cconv, f"conv{{nd}}d")
@@ -54,11 +56,11 @@ def test_dense_huge_stride(nd, s):
                                                    (s // 2,) * nd, (1,) * nd, False, (0,) * nd, 1,
                                                    (True, True, False))
             check(gx, np.zeros_like(x)); check(gw, np.zeros_like(w))
-    """)
+    """, tmp_path)
 
 
 @pytest.mark.parametrize("s", [10**4, 10**6, 10**8, 2**31])
-def test_depthwise_huge_stride_falls_back(s):
+def test_depthwise_huge_stride_falls_back(s, tmp_path):
     """Depthwise geometries whose row buffers would follow a huge stride go
     to the GEMM backends (fast, exact); the depthwise kernels refuse them
     by name when forced."""
@@ -80,4 +82,4 @@ def test_depthwise_huge_stride_falls_back(s):
         assert "DEPTHWISE" in str(e) and "geometry" in str(e), e
     else:
         raise AssertionError("the forced depthwise backend took the geometry")
-    """)
+    """, tmp_path)
