@@ -264,9 +264,10 @@ def _cl_cases():
     """Geometries the forward runs channels-last (cc_dw_fwd_path): small 2-D
     output planes with multiplier 1, channel counts around the block of 2
     vectors (8-70: partial blocks, more than one block), every row-block
-    remainder (output widths 1-12), 3x3/5x5/7x7 at stride 1/2 and the generic
-    shapes (dilation 2, other kernel sizes, strides 3, asymmetric padding),
-    kernels that overhang the input, batch 1-3."""
+    remainder (output widths 1-12; the fewest channels stay NCHW),
+    3x3/5x5/7x7 at stride 1/2 and the generic shapes (dilation 2, other
+    kernel sizes, strides 3, asymmetric padding), kernels that overhang the
+    input, batch 1-3."""
     rng = np.random.default_rng(77)
     cases = []
     while len(cases) < 60:
@@ -322,7 +323,10 @@ def test_fwd_path_choice():
     assert path(1, 96, 1, (56, 56), (3, 3), p=2, d=2) == "rows"
     assert path(4, 256, 1, (500,), (31,), p=15) == "rows"              # 1-D: never
     assert path(1, 768, 2, (7, 7), (7, 7), p=3) == "plane"            # multiplier 2: never
-    assert path(1, 4, 1, (7, 7), (7, 7), p=3) == "plane"              # fewer than 8 channels
+    assert path(1, 8, 1, (7, 7), (7, 7), p=3) == "plane"              # few channels
+    assert path(1, 16, 1, (7, 7), (7, 7), p=3) == "channels_last"     # ... enough for 7x7
+    assert path(1, 16, 1, (7, 7), (3, 3), p=1) == "plane"             # ... not for 3x3
+    assert path(1, 32, 1, (7, 7), (3, 3), p=1) == "channels_last"
     with pytest.raises(ValueError):
         _depthwise.fwd_path((1, 2, 4, 4, (1, 3, 3), (1, 3, 3), (1, 1, 1), (1, 1, 1), (1, 0, 0),
                              (1, 1, 1)), 4)

@@ -15,14 +15,18 @@
  *     sizes, stride 3+), up to 28x28 outputs (28x28: 5x5 d2 0.58, 9x9 0.37,
  *     3x3 d2 0.78; 56x56: 1.22-1.80);
  *   - never 1-D (or one-row) layers: the row kernel runs them 1.5-4.7x
- *     faster, and never a channel multiplier above 1.
+ *     faster, and never a channel multiplier above 1;
+ *   - not few channels, whose block is mostly empty lanes: 7x7 planes,
+ *     3x3 with 8/16/32 channels 1.21/1.12/0.95, 7x7 with 8/16 1.19/0.86,
+ *     14x14 5x5 with 8 1.66, 7x7 with 24 0.86: 5x5 and larger from 16
+ *     channels, smaller kernels from 32.
  */
 int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
 {
-    if (d->M != 1 || d->ID != 1 || d->KD != 1 || d->OD != 1 || d->C < 8 || d->KH < 2 ||
-        d->OH < 2)
-        return 0;
     const int64_t P = d->OH * d->OW, KK = d->KH * d->KW;
+    if (d->M != 1 || d->ID != 1 || d->KD != 1 || d->OD != 1 || d->KH < 2 || d->OH < 2 ||
+        d->C < (KK >= 25 ? 16 : 32))
+        return 0;
     const int want = dw_plane_spec(d) ? d->OW <= 7 || (KK >= 25 && P <= 400) : P <= 1024;
     if (!want)
         return 0;
