@@ -71,6 +71,8 @@ def fwd_path(tuple geom, int elsize):
     or 'channels_last' (small 2-D planes)."""
     cdef cc_geom g
     _fill(&g, geom)
+    if elsize != 4 and elsize != 8:
+        raise ValueError(f"fwd_path: elsize must be 4 or 8 bytes, not {elsize}")
     cdef int m = cc_dw_fwd_path(&g, elsize)
     if m < 0:
         raise ValueError(f"depthwise kernels cannot run the geometry {geom!r}")

@@ -12,8 +12,10 @@ cdef extern from "simd_isa.h" nogil:
     int cc_isa_init()
     int cc_isa_current()
     int cc_isa_set(const char *name)
+    int CC_ISA_COUNT
 
-ISAS = ("scalar", "avx2", "avx512", "neon")
+# every instruction set cconv has kernels for, as src/simd_isa.c names them
+ISAS = tuple(cc_isa_name(i).decode() for i in range(CC_ISA_COUNT))
 
 
 def isa():

@@ -37,6 +37,31 @@ static int CC_FN(cc_ws_ok_)(const cc_plan *pl, int64_t extra, int64_t ws_bytes) 
     } while (0)
 
 /* ------------------------------------------------------------------ fwd */
+/* rows[co][0, np) += bias[co] for nc rows of stride P (no bias: nothing). */
+static inline void CC_FN(cc_add_bias_)(CC_T *rows, int64_t P, int64_t nc, int64_t np,
+                                      const CC_T *bias) {
+    for (int64_t co = 0; bias && co < nc; ++co) {
+        CC_T *row = rows + co * P;
+        const CC_T b = bias[co];
+        for (int64_t j = 0; j < np; ++j) row[j] += b;
+    }
+}
+
+/* A block GEMM's result yt (nc rows of ld columns: nbi images of P
+ * positions side by side) into the images' rows of y, starting at channel
+ * c (absolute), with the bias. */
+static inline void CC_FN(cc_scatter_block_)(const cc_geom *g, const CC_T *yt, int64_t ld,
+                                           int64_t n0, int64_t nbi, int64_t c, int64_t nc,
+                                           int64_t P, const CC_T *bias, CC_T *y) {
+    for (int64_t j = 0; j < nbi; ++j)
+        for (int64_t co = 0; co < nc; ++co) {
+            CC_T *dst = y + ((n0 + j) * g->c_out + c + co) * P;
+            const CC_T *src = yt + co * ld + j * P;
+            const CC_T b = bias ? bias[co] : (CC_T)0;
+            for (int64_t p = 0; p < P; ++p) dst[p] = src[p] + b;
+        }
+}
+
 static inline void CC_FN(cc_fwd_item_)(const cc_geom *g, const cc_plan *pl,
                                       const CC_T *x, const CC_T *w,
                                       const CC_T *bias, CC_T *y, CC_T *slab,
@@ -61,12 +86,7 @@ static inline void CC_FN(cc_fwd_item_)(const cc_geom *g, const cc_plan *pl,
         }
         CC_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.nc, np, K,
                 (CC_T)1, wg, K, B, ldb, (CC_T)0, yg, P);
-        if (bg)
-            for (int64_t co = 0; co < d.nc; ++co) {
-                CC_T *row = yg + co * P;
-                const CC_T b = bg[co];
-                for (int64_t j = 0; j < np; ++j) row[j] += b;
-            }
+        CC_FN(cc_add_bias_)(yg, P, d.nc, np, bg);
         return;
     }
     /* nb > 1 small images share one GEMM: col | result rows */
@@ -77,13 +97,7 @@ static inline void CC_FN(cc_fwd_item_)(const cc_geom *g, const cc_plan *pl,
                           0, P, col + j * P, ld);
     CC_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.nc, nc, K, (CC_T)1, wg,
             K, col, ld, (CC_T)0, yt, ld);
-    for (int64_t j = 0; j < d.nbi; ++j)
-        for (int64_t co = 0; co < d.nc; ++co) {
-            CC_T *dst = y + ((d.n0 + j) * g->c_out + d.gi * pl->cog + d.c0 + co) * P;
-            const CC_T *src = yt + co * ld + j * P;
-            const CC_T b = bg ? bg[co] : (CC_T)0;
-            for (int64_t p = 0; p < P; ++p) dst[p] = src[p] + b;
-        }
+    CC_FN(cc_scatter_block_)(g, yt, ld, d.n0, d.nbi, d.gi * pl->cog + d.c0, d.nc, P, bg, y);
 }
 
 /* Few tiles, split by output channels (one small image, or one block of
@@ -125,21 +139,13 @@ static void CC_FN(cc_fwd_shared_col_)(const cc_geom *g, const cc_plan *pl, const
                     CC_T *yg = y + (d.n0 * g->c_out + d.gi * pl->cog + c0) * P + p0;
                     CC_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, nc, np, K, (CC_T)1, wg,
                             K, col, ld, (CC_T)0, yg, P);
-                    for (int64_t co = 0; bg && co < nc; ++co) {
-                        CC_T *row = yg + co * P;
-                        for (int64_t q = 0; q < np; ++q) row[q] += bg[co];
-                    }
+                    CC_FN(cc_add_bias_)(yg, P, nc, np, bg);
                     continue;
                 }
                 CC_GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, nc, ncol, K, (CC_T)1, wg, K,
                         col, ld, (CC_T)0, yt, ld);
-                for (int64_t j = 0; j < d.nbi; ++j)
-                    for (int64_t co = 0; co < nc; ++co) {
-                        CC_T *dst = y + ((d.n0 + j) * g->c_out + d.gi * pl->cog + c0 + co) * P;
-                        const CC_T *src = yt + co * ld + j * P;
-                        const CC_T bv = bg ? bg[co] : (CC_T)0;
-                        for (int64_t q = 0; q < P; ++q) dst[q] = src[q] + bv;
-                    }
+                CC_FN(cc_scatter_block_)(g, yt, ld, d.n0, d.nbi, d.gi * pl->cog + c0, nc, P,
+                                         bg, y);
             }
         }
     }

@@ -12,11 +12,12 @@ DTYPES = ["float32", "float64"]
 
 class _Forward:
     family = None
+    cases = CASES  # name -> cconv._layer.Layer
     param_names = ["case", "dtype"]
     timeout = 120
 
     def setup(self, case, dtype):
-        c = CASES[case]
+        c = self.cases[case]
         self.x, self.w, self.b, _ = c.arrays(dtype)
         self.fn = getattr(cconv, c.func_name)
         self.kw = c.kwargs()

@@ -7,8 +7,9 @@ depthwise path), late-ResNet layers on 7x7 images at batch 1-8 and a small
 Run from benches/:  asv run --python=same --quick   (see README.md)
 """
 
-import cconv
 from cconv._layer import Layer
+
+from .bench_forward import _Forward
 
 SMALL = {
     lay.name: lay
@@ -32,17 +33,6 @@ SMALL = {
 }
 
 
-class SmallLayers:
+class SmallLayers(_Forward):
+    cases = SMALL
     params = [list(SMALL), ["float32"]]
-    param_names = ["case", "dtype"]
-    timeout = 120
-
-    def setup(self, case, dtype):
-        lay = SMALL[case]
-        self.x, self.w, self.b, _ = lay.arrays(dtype)
-        self.fn = getattr(cconv, lay.func_name)
-        self.kw = lay.kwargs()
-        self.fn(self.x, self.w, self.b, **self.kw)
-
-    def time_forward(self, case, dtype):
-        self.fn(self.x, self.w, self.b, **self.kw)
