@@ -330,6 +330,9 @@ def test_fwd_path_choice():
     with pytest.raises(ValueError):
         _depthwise.fwd_path((1, 2, 4, 4, (1, 3, 3), (1, 3, 3), (1, 1, 1), (1, 1, 1), (1, 0, 0),
                              (1, 1, 1)), 4)
+    ok_geom = Case(1, 2, 1, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1)).geom()
+    with pytest.raises(ValueError, match="elsize must be 4 or 8"):
+        _depthwise.fwd_path(ok_geom, 2)
 
 
 def _adj2_cases():
