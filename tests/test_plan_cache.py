@@ -8,13 +8,16 @@ import numpy as np
 import pytest
 
 import cconv
-from cconv import _dispatch, _functional
+from cconv import _autotune, _dispatch, _functional
 
 from reference import ref_conv
 
 
 @pytest.fixture(autouse=True)
 def fresh_caches():
+    # benchmark-mode winners from earlier tests would take the plan's
+    # short path away (tuned choices win over the cached select())
+    _autotune.clear()
     _functional._plans.clear()
     _dispatch._choice.clear()
     yield
