@@ -260,8 +260,15 @@ def grad_bias_of(xp, gy, nbias: int):
 # the shared core (also used by cconv.grad)
 # --------------------------------------------------------------------------
 def _up(xp, a):
-    """float16 -> float32 (exact); other dtypes unchanged."""
-    if a is not None and np.dtype(a.dtype) == np.float16:
+    """float16 -> float32 (exact), a non-native byte order -> native; other
+    arrays unchanged."""
+    if a is None:
+        return a
+    d = np.dtype(a.dtype)
+    if not d.isnative:
+        a = a.astype(d.newbyteorder("="))
+        d = a.dtype
+    if d == np.float16:
         return a.astype(np.float32)
     return a
 

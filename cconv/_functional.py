@@ -61,6 +61,10 @@ def check_dtypes(fn: str, **arrays) -> np.dtype:
         if a is None:
             continue
         d = np.dtype(a.dtype)
+        if d.byteorder not in "=|":
+            # a non-native byte order (e.g. big-endian data read from a file)
+            # is a layout, like strides: the kernels get a native copy
+            d = d.newbyteorder("=")
         if d not in _ALLOWED:
             raise TypeError(
                 f"{fn}: {name} has dtype {d}, which is not supported; expected float16, float32, "
@@ -145,6 +149,7 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     checked) is written when given."""
     if (backend is None and xp is np and not need_backward and not _tuned_any[0]
             and x.dtype in _REAL and _ready(x) and _ready(w) and (b is None or _ready(b))
+            and w.dtype == x.dtype and (b is None or b.dtype == x.dtype)
             and not _autotune.get_benchmark()):
         # the common call, C-contiguous aligned float32/float64 arrays and
         # the default backend choice: straight to the backend select()
@@ -156,6 +161,8 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
         y = out if out is not None else np.empty(p.output_shape, dtype=x.dtype)
         backend_module(be).forward(p, x, w, b, y)
         return y
+    if xp is np:
+        x, w, b = _native(x), _native(w), _native(b)
     if xp is np and not x.flags.aligned:  # an aligned copy, same memory layout
         x = x.copy(order="K")
     if xp is np and x.ndim >= 3 and not x.flags.c_contiguous:
@@ -206,6 +213,13 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     y.real = t1
     y.imag = t3
     return y
+
+
+def _native(a):
+    """``a`` in native byte order (a copy when it is not)."""
+    if a is None or a.dtype.byteorder in "=|":
+        return a
+    return a.astype(a.dtype.newbyteorder("="))
 
 
 def _ready(a) -> bool:
