@@ -29,7 +29,7 @@ from ._array import get_xp
 from ._config import get_num_threads
 from ._dispatch import select
 from ._functional import (
-    _hk, _NoKey, as_array, check_dtypes, compute_dtype, forward_any, real_contig, remember,
+    _hk, _NoKey, as_array, check_dtypes, compute_dtype, forward_any, native, real_contig, remember,
     run_real,
 )
 from ._params import ConvParams, check_flag, make_params, normalize_int_tuple
@@ -264,11 +264,8 @@ def _up(xp, a):
     arrays unchanged."""
     if a is None:
         return a
-    d = np.dtype(a.dtype)
-    if not d.isnative:
-        a = a.astype(d.newbyteorder("="))
-        d = a.dtype
-    if d == np.float16:
+    a = native(a)
+    if np.dtype(a.dtype) == np.float16:
         return a.astype(np.float32)
     return a
 

@@ -60,11 +60,9 @@ def check_dtypes(fn: str, **arrays) -> np.dtype:
     for name, a in arrays.items():
         if a is None:
             continue
-        d = np.dtype(a.dtype)
-        if d.byteorder not in "=|":
-            # a non-native byte order (e.g. big-endian data read from a file)
-            # is a layout, like strides: the kernels get a native copy
-            d = d.newbyteorder("=")
+        # a non-native byte order (e.g. big-endian data read from a file) is
+        # a layout, like strides: the kernels get a native copy (native())
+        d = np.dtype(a.dtype).newbyteorder("=")
         if d not in _ALLOWED:
             raise TypeError(
                 f"{fn}: {name} has dtype {d}, which is not supported; expected float16, float32, "
@@ -162,7 +160,7 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
         backend_module(be).forward(p, x, w, b, y)
         return y
     if xp is np:
-        x, w, b = _native(x), _native(w), _native(b)
+        x, w, b = native(x), native(w), native(b)
     if xp is np and not x.flags.aligned:  # an aligned copy, same memory layout
         x = x.copy(order="K")
     if xp is np and x.ndim >= 3 and not x.flags.c_contiguous:
@@ -215,9 +213,9 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     return y
 
 
-def _native(a):
+def native(a):
     """``a`` in native byte order (a copy when it is not)."""
-    if a is None or a.dtype.byteorder in "=|":
+    if a is None or a.dtype.isnative:
         return a
     return a.astype(a.dtype.newbyteorder("="))
 
