@@ -127,7 +127,7 @@ def _checked_params(fn: str, input_shape, weight_shape, bias_sizes, stride, padd
     transposed = check_flag(fn, "transposed", transposed)
     bias_shape = None if bias_sizes is None else _shape_arg(fn, "bias_sizes", bias_sizes)
     p = make_params(input_shape, weight_shape, None, stride, padding, dilation, transposed,
-                    output_padding, groups, fn, compute_dtype(dt))
+                    output_padding, groups, fn, compute_dtype(dt), dt)
     if len(grad_output_shape) != len(input_shape):
         raise ValueError(
             f"{fn}: expected input and grad_output to have the same number of dimensions, but got "

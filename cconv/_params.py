@@ -192,6 +192,9 @@ def _check_size(what: str, shape: Sequence[int]) -> None:
         )
 
 
+_ZERO_OUT_DTYPES = (np.dtype(np.float32), np.dtype(np.complex64))
+
+
 def make_params(
     input_shape: Sequence[int],
     weight_shape: Sequence[int],
@@ -204,8 +207,11 @@ def make_params(
     groups: Any,
     fn: str,
     dtype: Any = None,
+    user_dtype: Any = None,
 ) -> ConvParams:
-    """Check every argument and compute the output shape (batched shapes)."""
+    """Check every argument and compute the output shape (batched shapes).
+    ``dtype`` is the dtype the kernels run in; ``user_dtype`` the caller's
+    (defaults to ``dtype``), which decides one PyTorch rule below."""
     input_shape = tuple(int(s) for s in input_shape)
     weight_shape = tuple(int(s) for s in weight_shape)
     wdim = len(weight_shape)
@@ -287,6 +293,12 @@ def make_params(
                 f"input{_fmt(input_shape)} to have {weight_shape[0]} channels, but got {c_in_x} "
                 f"channels instead"
             )
+        if weight_shape[1] < 1:
+            # PyTorch rejects this whatever the batch, dtype or groups
+            raise ValueError(
+                f"{fn}: expected a non-empty weight, but got weight of size {_fmt(weight_shape)} "
+                f"(zero output channels per group, dimension 1)"
+            )
         c_out = weight_shape[1] * groups
         for i in range(nsp):
             if not (output_padding[i] < stride[i] or output_padding[i] < dilation[i]):
@@ -327,7 +339,13 @@ def make_params(
             (i - 1) * s - pb - pa + d * (k - 1) + op + 1
             for i, s, pb, pa, d, k, op in zip(in_size, stride, pad_before, pad_after, dilation, kernel, output_padding)
         )
-        empty_ok = batch == 0 and all(o >= 0 for o in out_size)
+        # PyTorch allows an output size of 0 (an empty result) when there is
+        # no batch, and also, on the CPU, for grouped float32 and complex64
+        # transposed convolutions (its mkldnn path; every other case runs the
+        # "output size is too small" check).  Negative sizes are always errors.
+        udt = user_dtype if user_dtype is not None else dtype
+        zero_ok = batch == 0 or (groups > 1 and udt is not None and np.dtype(udt) in _ZERO_OUT_DTYPES)
+        empty_ok = zero_ok and all(o >= 0 for o in out_size)
         if not empty_ok and (any(i < 1 for i in in_size) or any(o < 1 for o in out_size)):
             raise ValueError(
                 f"{fn}: Given input size per channel: {tuple(in_size)}, the calculated output size "

@@ -425,6 +425,22 @@ def test_zero_size_kernel():
     expect(ValueError, lambda: CONVT[2](x, wt), ("kernel", "weight"))
 
 
+@pytest.mark.parametrize("batch", [0, 2])
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+def test_transposed_weight_without_output_channels(batch, groups, nsp):
+    # PyTorch: "non-empty ... weight tensor expected" (or a oneDNN or select()
+    # error); an error for every dtype, batch and group count
+    x = np.ones((batch, 4) + (5,) * nsp, np.float64)
+    w = np.ones((4, 0) + (3,) * nsp, np.float64)
+    msg = expect(ValueError, lambda: CONVT[nsp](x, w, groups=groups), "weight", "empty")
+    assert str(list(w.shape)).replace(" ", "") in msg.replace(" ", "")
+    gO = np.ones((batch, 0) + (7,) * nsp, np.float64)
+    expect(ValueError, lambda: cconv.convolution_backward(
+        gO, x, w, None, [1] * nsp, [0] * nsp, [1] * nsp, True, [0] * nsp, groups,
+        [True, True, False]), "weight")
+
+
 @pytest.mark.parametrize("transposed", [False, True])
 def test_zero_spatial_size_with_non_zero_batch(transposed):
     # ATen: "Only zero batch or zero channel inputs are supported"
@@ -442,6 +458,38 @@ def test_transposed_output_size_too_small():
     w = np.ones((2, 3, 1, 1), np.float32)
     msg = expect(ValueError, lambda: CONVT[2](x, w, padding=1), ("output", "padding"))
     assert "-1" in msg
+
+
+# PyTorch 2.13 on the CPU: a transposed convolution whose output size is 0 in
+# some dimension gives an empty result when it is grouped and float32 (or
+# complex64, computed in float32): its mkldnn path has no size check.  Every
+# other case (groups 1, float64, float16, complex128) fails the "output size
+# is too small" check, and a negative size always fails.
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64, np.complex128])
+@pytest.mark.parametrize("groups", [1, 2])
+def test_transposed_output_size_zero(dtype, groups):
+    x = np.ones((2, 4, 2, 3), dtype)
+    w = np.ones((4, 3, 3, 3), dtype)
+    b = np.ones(3 * groups, dtype)
+    # height: (2 - 1) - 2 * 2 + 2 + 1 = 0; width: 3
+    call = lambda: CONVT[2](x, w, b, padding=(2, 1), groups=groups)  # noqa: E731
+    gO = np.ones((2, 3 * groups, 0, 3), dtype)
+    bwd = lambda: cconv.convolution_backward(  # noqa: E731
+        gO, x, w, [3 * groups], [1, 1], [2, 1], [1, 1], True, [0, 0], groups, [True, True, True])
+    if groups > 1 and np.dtype(dtype) in (np.float32, np.complex64):
+        y = call()
+        assert y.shape == (2, 3 * groups, 0, 3) and y.dtype == dtype
+        assert CONVT[2](x[0], w, b, padding=(2, 1), groups=groups).shape == (3 * groups, 0, 3)
+        gi, gw, gb = bwd()
+        assert gi.shape == x.shape and gw.shape == w.shape and gb.shape == b.shape
+        assert not gi.any() and not gw.any() and not gb.any()
+    else:
+        msg = expect(ValueError, call, ("output", "padding"))
+        assert "(0, 3)" in msg
+        expect(ValueError, bwd, "output")
+    # a negative size is an error whatever the dtype and groups
+    msg = expect(ValueError, lambda: CONVT[2](x, w, b, padding=(3, 1), groups=groups), "output")
+    assert "(-2, 3)" in msg
 
 
 def test_error_leaves_out_untouched():
