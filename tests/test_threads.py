@@ -1,0 +1,184 @@
+"""Threads: concurrent calls from Python threads give the results of serial
+calls, bit for bit (the GIL is released around the kernels and the scratch
+memory is per thread); empty_cache() from another thread in the middle of
+them is harmless; threadpoolctl sees cconv's OpenMP pool and its limits are
+respected (DESIGN.md: Dispatch and configuration, Kernels)."""
+
+from __future__ import annotations
+
+import random
+import threading
+
+import numpy as np
+import pytest
+
+import cconv
+from cconv import Backend
+
+from reference import ref_conv, ref_conv_transpose
+
+
+def _cases():
+    rng = np.random.default_rng(7)
+    f32 = np.float32
+    c = []
+    # (function, x, w, bias, kwargs, backend)
+    x = rng.standard_normal((2, 8, 20, 20)).astype(f32)
+    w = rng.standard_normal((8, 1, 3, 3)).astype(f32)
+    c.append(("conv2d", x, w, None, dict(padding=1, groups=8), Backend.DEPTHWISE))
+    c.append(("conv2d", x, w, None, dict(padding=1, groups=8), Backend.WINOGRAD_DEPTHWISE_3X3))
+    x = rng.standard_normal((2, 6, 15, 15))
+    w = rng.standard_normal((4, 6, 3, 3))
+    c.append(("conv2d", x, w, rng.standard_normal(4), dict(stride=2, padding=1), Backend.GEMM))
+    x = rng.standard_normal((3, 6, 9)).astype(f32)
+    w = rng.standard_normal((6, 4, 5)).astype(f32)
+    c.append(("conv_transpose1d", x, w, None, dict(stride=2, groups=2), Backend.GEMM_TRANSPOSE))
+    x = (rng.standard_normal((1, 4, 6, 6, 6)) + 1j * rng.standard_normal((1, 4, 6, 6, 6))).astype(np.complex64)
+    w = (rng.standard_normal((4, 2, 3, 3, 3)) + 1j * rng.standard_normal((4, 2, 3, 3, 3))).astype(np.complex64)
+    c.append(("conv3d", x, w, None, dict(groups=2, padding=1), None))
+    x = rng.standard_normal((2, 16, 12, 12)).astype(f32)
+    xc = np.moveaxis(np.ascontiguousarray(np.moveaxis(x, 1, -1)), -1, 1)  # channels-last
+    w = rng.standard_normal((16, 2, 3, 3)).astype(f32)
+    c.append(("conv2d", xc, w, None, dict(padding=1, groups=8), None))
+    return c
+
+
+def _call(case):
+    fn, x, w, b, kw, be = case
+    return getattr(cconv, fn)(x, w, b, backend=be, **kw)
+
+
+def _grads(case, gy):
+    fn, x, w, b, kw, be = case
+    return cconv.convolution_backward(
+        gy, x, w, None, kw.get("stride", 1), kw.get("padding", 0), 1, fn.startswith("conv_t"),
+        0, kw.get("groups", 1), [True, True, True])
+
+
+def test_concurrent_calls_match_serial_calls():
+    cases = _cases()
+    fwd = [_call(c) for c in cases]
+    for c, y in zip(cases, fwd):  # the serial results are right to begin with
+        fn, x, w, b, kw, be = c
+        if fn.startswith("conv_t"):
+            ref = ref_conv_transpose(x, w, b, **kw)
+        else:
+            ref = ref_conv(x, w, b, stride=kw.get("stride", 1), pad_before=kw.get("padding", 0),
+                           groups=kw.get("groups", 1))
+        tol = 1e-4 if np.dtype(x.dtype) in (np.float32, np.complex64) else 1e-10
+        assert np.linalg.norm(y - ref) <= tol * np.linalg.norm(ref), fn
+    bwd = [_grads(c, y) for c, y in zip(cases, fwd)]
+    errors = []
+    start = threading.Barrier(6)
+
+    def worker(seed):
+        r = random.Random(seed)
+        start.wait()
+        try:
+            for _ in range(40):
+                i = r.randrange(len(cases))
+                y = _call(cases[i])
+                if not np.array_equal(y, fwd[i]):
+                    errors.append(("forward", i))
+                if r.random() < 0.3:
+                    got = _grads(cases[i], fwd[i])
+                    if not all(np.array_equal(a, e) for a, e in zip(got, bwd[i])):
+                        errors.append(("backward", i))
+                if seed == 0 and r.random() < 0.2:
+                    cconv.empty_cache()  # while other threads are inside kernels
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(("raised", repr(e)))
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_concurrent_benchmark_mode_calls():
+    # the autotune cache is filled from several threads at once
+    cases = _cases()[2:4]
+    serial = [getattr(cconv, c[0])(c[1], c[2], c[3], **c[4]) for c in cases]
+    errors = []
+    with cconv.benchmark(True):
+        def worker(seed):
+            r = random.Random(seed)
+            for _ in range(6):
+                i = r.randrange(len(cases))
+                fn, x, w, b, kw, _ = cases[i]
+                y = getattr(cconv, fn)(x, w, b, **kw)
+                tol = 1e-5 if x.dtype == np.float32 else 1e-12
+                if not np.allclose(y, serial[i], rtol=tol, atol=tol * np.abs(serial[i]).max()):
+                    errors.append(i)
+
+        threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == []
+
+
+def test_threadpoolctl_sees_and_limits_the_openmp_pool():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    before = cconv.get_num_threads()
+    try:
+        cconv.set_num_threads(2)
+        apis = {i["user_api"] for i in threadpoolctl.threadpool_info()}
+        assert "openmp" in apis, apis
+        omp = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "openmp"]
+        assert all(i["num_threads"] == 2 for i in omp), omp
+        with threadpoolctl.threadpool_limits(1):
+            assert cconv.get_num_threads() == 1
+            x = np.ones((2, 4, 8, 8), np.float32)
+            w = np.ones((4, 4, 3, 3), np.float32)
+            assert cconv.conv2d(x, w).shape == (2, 4, 6, 6)
+        assert cconv.get_num_threads() == 2
+        with threadpoolctl.threadpool_limits(1, user_api="openmp"):
+            assert cconv.get_num_threads() == 1
+        assert cconv.get_num_threads() == 2
+    finally:
+        cconv.set_num_threads(before)
+
+
+@pytest.mark.parametrize("bad", [0, -1])
+def test_set_num_threads_rejects_non_positive(bad):
+    with pytest.raises(ValueError, match="thread"):
+        cconv.set_num_threads(bad)
+
+
+def test_kernels_release_the_gil():
+    # a Python thread keeps running while another thread is inside a long
+    # kernel: the longest pause it sees is far shorter than the kernel
+    import time
+
+    x = np.ones((1, 64, 192, 192), np.float32)
+    w = np.ones((64, 64, 3, 3), np.float32)
+    before = cconv.get_num_threads()
+    cconv.set_num_threads(1)
+    try:
+        t0 = time.perf_counter()
+        cconv.conv2d(x, w, padding=1)
+        single = time.perf_counter() - t0
+        done = threading.Event()
+
+        def run():
+            cconv.conv2d(x, w, padding=1)
+            done.set()
+
+        th = threading.Thread(target=run)
+        last = time.perf_counter()
+        gap = 0.0
+        th.start()
+        while not done.is_set():
+            now = time.perf_counter()
+            gap = max(gap, now - last)
+            last = now
+        th.join()
+    finally:
+        cconv.set_num_threads(before)
+    assert single > 0.02, f"the kernel took {single * 1e3:.1f} ms: too short to tell"
+    assert gap < 0.5 * single, (
+        f"the other thread stalled {gap * 1e3:.1f} ms of a {single * 1e3:.1f} ms kernel")
