@@ -34,3 +34,32 @@ def neon_missing() -> str | None:
     if not pathlib.Path("/usr/aarch64-linux-gnu").is_dir():
         return "aarch64 sysroot /usr/aarch64-linux-gnu absent"
     return None
+
+
+def cpu_isas(module_isas) -> list:
+    """The instruction sets of ``module_isas`` (a kernel module's
+    available_isas()) that this CPU itself runs: in the SIMDe test build
+    (meson -Dsimde_avx512=true) the module offers 'avx512' on a CPU without
+    AVX-512, and a natively compiled C check cannot run it."""
+    isas = list(module_isas)
+    if "avx512" in isas and not cpu_has("avx512f"):
+        isas.remove("avx512")
+    return isas
+
+
+def simde_build(module_isas) -> bool:
+    """Whether the kernel module is the SIMDe test build (see cpu_isas)."""
+    return "avx512" in module_isas and not cpu_has("avx512f")
+
+
+def cpu_has(flag: str) -> bool:
+    """Whether /proc/cpuinfo lists ``flag`` (True where it cannot be read:
+    the module's own CPU check is then trusted)."""
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return True
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return flag in line.split(":", 1)[1].split()
+    return True
