@@ -151,34 +151,42 @@ def test_set_num_threads_rejects_non_positive(bad):
 
 def test_kernels_release_the_gil():
     # a Python thread keeps running while another thread is inside a long
-    # kernel: the longest pause it sees is far shorter than the kernel
+    # kernel: the longest pause it sees is far shorter than the kernel (a
+    # kernel holding the GIL would stall it for the whole call, every time;
+    # up to three attempts absorb a stall of the host's own making)
     import time
 
     x = np.ones((1, 64, 192, 192), np.float32)
     w = np.ones((64, 64, 3, 3), np.float32)
     before = cconv.get_num_threads()
     cconv.set_num_threads(1)
+    results = []
     try:
-        t0 = time.perf_counter()
-        cconv.conv2d(x, w, padding=1)
-        single = time.perf_counter() - t0
-        done = threading.Event()
-
-        def run():
+        for _ in range(3):
+            t0 = time.perf_counter()
             cconv.conv2d(x, w, padding=1)
-            done.set()
+            single = time.perf_counter() - t0
+            done = threading.Event()
 
-        th = threading.Thread(target=run)
-        last = time.perf_counter()
-        gap = 0.0
-        th.start()
-        while not done.is_set():
-            now = time.perf_counter()
-            gap = max(gap, now - last)
-            last = now
-        th.join()
+            def run():
+                cconv.conv2d(x, w, padding=1)
+                done.set()
+
+            th = threading.Thread(target=run)
+            last = time.perf_counter()
+            gap = 0.0
+            th.start()
+            while not done.is_set():
+                now = time.perf_counter()
+                gap = max(gap, now - last)
+                last = now
+            th.join()
+            results.append((gap, single))
+            if single > 0.02 and gap < 0.5 * single:
+                break
     finally:
         cconv.set_num_threads(before)
+    gap, single = results[-1]
     assert single > 0.02, f"the kernel took {single * 1e3:.1f} ms: too short to tell"
-    assert gap < 0.5 * single, (
-        f"the other thread stalled {gap * 1e3:.1f} ms of a {single * 1e3:.1f} ms kernel")
+    assert gap < 0.5 * single, "the other thread stalled for most of the kernel: " + ", ".join(
+        f"{g * 1e3:.1f} of {t * 1e3:.1f} ms" for g, t in results)
