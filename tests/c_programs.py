@@ -41,10 +41,8 @@ def cpu_isas(module_isas) -> list:
     available_isas()) that this CPU itself runs: in the SIMDe test build
     (meson -Dsimde_avx512=true) the module offers 'avx512' on a CPU without
     AVX-512, and a natively compiled C check cannot run it."""
-    isas = list(module_isas)
-    if "avx512" in isas and not cpu_has("avx512f"):
-        isas.remove("avx512")
-    return isas
+    simde = simde_build(module_isas)
+    return [i for i in module_isas if not (simde and i == "avx512")]
 
 
 def simde_build(module_isas) -> bool:

@@ -43,6 +43,25 @@ def _cases():
     return c
 
 
+def _in_threads(worker, n):
+    """Run worker(0), ..., worker(n - 1) in n threads at once; the exceptions
+    they raised (a thread's exception would otherwise only be printed)."""
+    raised = []
+
+    def guarded(seed):
+        try:
+            worker(seed)
+        except Exception as e:
+            raised.append(repr(e))
+
+    threads = [threading.Thread(target=guarded, args=(s,)) for s in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return raised
+
+
 def _call(case):
     fn, x, w, b, kw, be = case
     return getattr(cconv, fn)(x, w, b, backend=be, **kw)
@@ -74,26 +93,19 @@ def test_concurrent_calls_match_serial_calls():
     def worker(seed):
         r = random.Random(seed)
         start.wait()
-        try:
-            for _ in range(40):
-                i = r.randrange(len(cases))
-                y = _call(cases[i])
-                if not np.array_equal(y, fwd[i]):
-                    errors.append(("forward", i))
-                if r.random() < 0.3:
-                    got = _grads(cases[i], fwd[i])
-                    if not all(np.array_equal(a, e) for a, e in zip(got, bwd[i])):
-                        errors.append(("backward", i))
-                if seed == 0 and r.random() < 0.2:
-                    cconv.empty_cache()  # while other threads are inside kernels
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(("raised", repr(e)))
+        for _ in range(40):
+            i = r.randrange(len(cases))
+            y = _call(cases[i])
+            if not np.array_equal(y, fwd[i]):
+                errors.append(("forward", i))
+            if r.random() < 0.3:
+                got = _grads(cases[i], fwd[i])
+                if not all(np.array_equal(a, e) for a, e in zip(got, bwd[i])):
+                    errors.append(("backward", i))
+            if seed == 0 and r.random() < 0.2:
+                cconv.empty_cache()  # while other threads are inside kernels
 
-    threads = [threading.Thread(target=worker, args=(s,)) for s in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors += [("raised", e) for e in _in_threads(worker, 6)]
     assert errors == []
 
 
@@ -113,11 +125,7 @@ def test_concurrent_benchmark_mode_calls():
                 if not np.allclose(y, serial[i], rtol=tol, atol=tol * np.abs(serial[i]).max()):
                     errors.append(i)
 
-        threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        errors += _in_threads(worker, 4)
     assert errors == []
 
 
