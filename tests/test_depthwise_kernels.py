@@ -306,11 +306,49 @@ def test_channels_last_small_planes(dtype, isa_guard):
     assert n >= 40  # the cases do exercise the path
 
 
+def _cl3_cases():
+    """3-D geometries the forward runs channels-last: kernels 1-3 deep
+    (depth 1 with the 2-D plane rule, deeper ones on the generic rule),
+    strides and dilations 1-3/1-2 per axis, asymmetric padding that can
+    leave whole output planes without an input plane (depth padding larger
+    than the kernel's reach), channel counts around the block, batch 1-2."""
+    rng = np.random.default_rng(91)
+    cases = []
+    while len(cases) < 24:
+        k = tuple(int(v) for v in rng.integers(1, 4, size=3))
+        k = (k[0], max(2, k[1]), k[2])
+        s = tuple(int(v) for v in rng.integers(1, 4, size=3))
+        d = tuple(int(v) for v in rng.integers(1, 3, size=3))
+        p = tuple(int(rng.integers(0, kk + 1)) for kk in k)
+        pa = tuple(max(0, v + int(rng.integers(-1, 2))) for v in p)
+        in_ = tuple(int(v) for v in rng.integers(1, 9, size=3))
+        if any(in_[i] + p[i] + pa[i] - d[i] * (k[i] - 1) - 1 < 0 for i in range(3)):
+            continue
+        case = Case(int(rng.integers(1, 3)), int(rng.integers(16, 71)), 1, in_, k, s, p, d, pa)
+        if case.out[1] < 2:
+            continue
+        if _depthwise.fwd_path(case.geom(), 4) == "channels_last":
+            cases.append(case)
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_channels_last_3d(dtype, isa_guard):
+    """3-D depthwise layers on small planes run channels-last (the generic
+    row kernel's per-row work dominated them: 8x8x8 planes 3-5x slower);
+    against the reference and the scalar kernels, every ISA, 1-3 threads."""
+    rng = np.random.default_rng(12)
+    cases = _cl3_cases()
+    assert sum(c.k[0] > 1 for c in cases) >= 8 and sum(c.k[0] == 1 for c in cases) >= 2
+    for i, case in enumerate(cases):
+        check_case(case, dtype, rng, use_bias=bool(i % 2), nt=1 + i % 3)
+
+
 def test_fwd_path_choice():
     """Where the forward goes channels-last, and where not (dw_cl.c)."""
     def path(N, C, m, in_, k, s=1, p=0, d=1, es=4):
         nsp = len(in_)
-        t = lambda v: (v,) * nsp
+        t = lambda v: v if isinstance(v, tuple) else (v,) * nsp
         return _depthwise.fwd_path(Case(N, C, m, in_, k, t(s), t(p), t(d)).geom(), es)
 
     assert path(1, 768, 1, (7, 7), (7, 7), p=3) == "channels_last"    # ConvNeXt stage 4
@@ -327,6 +365,13 @@ def test_fwd_path_choice():
     assert path(1, 16, 1, (7, 7), (7, 7), p=3) == "channels_last"     # ... enough for 7x7
     assert path(1, 16, 1, (7, 7), (3, 3), p=1) == "plane"             # ... not for 3x3
     assert path(1, 32, 1, (7, 7), (3, 3), p=1) == "channels_last"
+    assert path(4, 256, 1, (8, 8, 8), (3, 3, 3), s=2, p=1) == "channels_last"  # 3-D
+    assert path(1, 192, 1, (16, 16, 16), (3, 3, 3), p=1) == "channels_last"
+    assert path(1, 64, 1, (16, 28, 28), (1, 7, 7), p=(0, 3, 3)) == "plane"  # depth 1: 2-D rule
+    assert path(1, 64, 1, (8, 7, 7), (1, 3, 3), p=(0, 1, 1)) == "channels_last"
+    assert path(2, 64, 1, (32, 32, 32), (3, 3, 3), p=1) == "rows"        # volume too large
+    assert path(2, 8, 1, (8, 8, 8), (3, 3, 3), p=1) == "rows"            # few channels
+    assert path(2, 64, 2, (8, 8, 8), (3, 3, 3), p=1) == "rows"           # multiplier 2
     with pytest.raises(ValueError):
         _depthwise.fwd_path((1, 2, 4, 4, (1, 3, 3), (1, 3, 3), (1, 1, 1), (1, 1, 1), (1, 0, 0),
                              (1, 1, 1)), 4)

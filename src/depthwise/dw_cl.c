@@ -14,6 +14,9 @@
  *   - 2-D layers on the generic row kernel (dilation > 1, other kernel
  *     sizes, stride 3+), up to 28x28 outputs (28x28: 5x5 d2 0.58, 9x9 0.37,
  *     3x3 d2 0.78; 56x56: 1.22-1.80);
+ *   - 3-D layers (the generic row kernel runs every one with a kernel
+ *     deeper than 1) by the same rule, their planes of at most 1024
+ *     outputs, while the block's whole volume fits the buffers;
  *   - never 1-D (or one-row) layers: the row kernel runs them 1.5-4.7x
  *     faster, and never a channel multiplier above 1;
  *   - not few channels, whose block is mostly empty lanes: 7x7 planes,
@@ -23,19 +26,18 @@
  */
 int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
 {
-    const int64_t P = d->OH * d->OW, KK = d->KH * d->KW;
-    if (d->M != 1 || d->ID != 1 || d->KD != 1 || d->OD != 1 || d->KH < 2 || d->OH < 2 ||
-        d->C < (KK >= 25 ? 16 : 32))
+    const int64_t P = d->OH * d->OW, KK = d->KD * d->KH * d->KW;
+    if (d->M != 1 || d->KH < 2 || d->OH < 2 || d->C < (KK >= 25 ? 16 : 32))
         return 0;
     const int want = dw_plane_spec(d) ? d->OW <= 7 || (KK >= 25 && P <= 400) : P <= 1024;
     if (!want)
         return 0;
-    if (d->IH > DW_CL_MAX_BYTES || dw_cl_width(d) > DW_CL_MAX_BYTES || KK > DW_CL_MAX_BYTES)
-        return 0; /* (and no overflow below) */
     const int64_t CB = DW_CL_CB(elsize == 4 ? DW_VMAX_F32 : DW_VMAX_F64);
-    const int64_t elems = (d->IH * dw_cl_width(d) + P + KK + 1) * CB;
-    return elems <= DW_CL_MAX_BYTES / elsize;
+    /* the per-thread buffers (input volume, output, weights); in double, so
+     * no product of the sizes can overflow */
+    const double elems = ((double)d->ID * (double)d->IH * (double)dw_cl_width(d) +
+                          (double)d->OD * (double)P + (double)KK + 1.0) * (double)CB;
+    return elems <= (double)(DW_CL_MAX_BYTES / elsize);
 }
-
 #define DW_IMPL "dw_cl.inc"
 #include "dw_instances.h"
