@@ -18,13 +18,16 @@ int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_geom_valid(g)) return -1;
     if (cc_is_1x1(g)) return CC_FWD_GEMM;
     /* the implicit GEMM wherever its packed weight fits the workspace cap,
-     * except small images with many output channels and a deep reduction:
-     * its tiles are one image each, so there im2col + one GEMM over several
-     * images wins (measured: benches/results/heuristics-2026-11-30.md) */
+     * except small images with many output channels and a deep reduction
+     * when the whole batch has few output positions, or the channels are
+     * very many: igemm's tiles are one image each, and there im2col + one
+     * GEMM over the batch wins (measured, 1 and 2 threads:
+     * benches/results/heuristics-2026-11-30.md) */
     const int64_t P = g->out[0] * g->out[1] * g->out[2];
     const int64_t cog = g->c_out / g->groups;
     const int64_t K = g->c_in / g->groups * g->k[0] * g->k[1] * g->k[2];
-    const int small_deep = P < 256 && cog > 32 && K >= 1024;
+    const int small_deep = P < 256 && cog > 32 && K >= 1024 &&
+                           ((double)g->batch * (double)P < 256.0 || (cog >= 512 && P < 100));
     if (!small_deep && cc_conv_fwd_igemm_workspace(g, nthreads, elsize) >= 0) return CC_FWD_IGEMM;
     if (cc_shift_applies(g)) return CC_FWD_SHIFT;
     return CC_FWD_IM2COL;

@@ -184,6 +184,26 @@ def test_igemm_is_the_forward_of_kxk_and_strided_convs():
     assert _kernels.fwd_method(g1s, 2, 8) == "igemm"
 
 
+def test_small_deep_images_take_im2col_only_for_few_columns():
+    """Small images, many output channels, a deep reduction: im2col + one
+    GEMM over the batch where the batch has few output positions in all
+    (< 256) or the channels are very many on very small images; igemm
+    otherwise (heuristics-2026-11-30.md: it won 0.6-0.9x there, 1 and 2
+    threads)."""
+    def m(n, c, co, hw, k=3, s=1):
+        g = make_params((n, c, hw, hw), (co, c, k, k), None, s, k // 2, 1, False, 0, 1, "t").geom()
+        return {nt: _kernels.fwd_method(g, nt, 4) for nt in (1, 2)}
+
+    assert set(m(1, 256, 256, 14).values()) == {"im2col"}   # 196 positions
+    assert set(m(4, 256, 256, 7).values()) == {"im2col"}    # 4 x 49
+    assert set(m(8, 512, 512, 7).values()) == {"im2col"}    # ResNet-50 stage 4
+    assert set(m(2, 256, 256, 14).values()) == {"igemm"}    # 2 x 196
+    assert set(m(8, 256, 128, 7, k=5).values()) == {"igemm"}
+    assert set(m(8, 1024, 256, 7).values()) == {"igemm"}
+    assert set(m(8, 128, 256, 16, k=4, s=2).values()) == {"igemm"}  # DCGAN grad_input
+    assert set(m(8, 16, 256, 7).values()) == {"igemm"}      # reduction 144 < 1024
+
+
 def test_bad_geometry_is_a_value_error():
     good = make_params((1, 4, 8, 8), (4, 4, 3, 3), None, 1, 1, 1, False, 0, 1, "t").geom()
     bad_groups = (1, 3, 4, 4) + good[4:]            # channels not divisible by groups
