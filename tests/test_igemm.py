@@ -158,6 +158,10 @@ def test_igemm_direct_unequal_padding(name, nsp):
     ((1, 10, 9, 5), (36, 10, 3, 3), 1, 1, 1, 1),
     ((2, 6, 17, 57), (70, 6, 3, 3), (2, 3), (1, 0), (1, 2), 1),
     ((1, 64, 6, 6), (66, 32, 3, 3), 1, 1, 1, 2),
+    # one small image on several threads: the tiles stay a micro-panel wide
+    # and the output channels are split into chunks (packed and direct)
+    ((1, 96, 7, 7), (192, 96, 3, 3), 2, 1, 1, 1),
+    ((1, 24, 5, 5), (30, 24, 3, 3), 1, 1, 1, 1),
 ])
 def test_igemm_shapes(name, shape):
     xs, ws, s, pad, d, groups = shape
@@ -169,7 +173,7 @@ def test_igemm_shapes(name, shape):
         ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
                        stride=s, pad_before=pad, dilation=d, groups=groups)
         with isa(name):
-            for nt in (1, 2):
+            for nt in (1, 2, 3):
                 y = run_igemm(x, w, b, s, pad, d, groups, nt)
                 err = np.abs(y - ref).max() / np.abs(ref).max()
                 assert err <= 5 * TOL[dtype], (name, xs, nt, err)
