@@ -264,42 +264,46 @@ int CC_FN(cc_conv_adj_)(const cc_geom *g, const CC_T *y, const CC_T *w,
 }
 
 /* ---------------------------------------------------------------- wgrad */
-/* Accumulates one item's share into gw (beta = 1). */
+/* Accumulates one item's share into gw (beta = 1): its images or tile, its
+ * group, and the weight-gradient columns of its input channels (every
+ * output channel of the group). */
 static inline void CC_FN(cc_wgrad_item_)(const cc_geom *g, const cc_plan *pl,
                                         const CC_T *x, const CC_T *gy, CC_T *gw,
                                         CC_T *slab, int64_t it) {
-    const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin;
-    const cc_item d = cc_decode(g, pl, it, pl->cog);
+    const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin, cog = pl->cog;
+    const cc_item d = cc_decode(g, pl, it, pl->cig);
     if (d.nc <= 0 || d.nbi <= 0) return;
-    CC_T *gwg = gw + (d.gi * pl->cog + d.c0) * K;
+    const int64_t rows = d.nc * pl->kk;
+    CC_T *gwg = gw + d.gi * cog * K + d.c0 * pl->kk;
     if (pl->nb == 1) {
         const int64_t n = d.n0;
         const int64_t p0 = d.tile * pl->ncols;
         const int64_t np = cc_min64(P - p0, pl->ncols);
-        const CC_T *xg = x + (n * g->c_in + d.gi * pl->cig) * nin;
-        const CC_T *gyg = gy + (n * g->c_out + d.gi * pl->cog + d.c0) * P + p0;
+        const CC_T *xg = x + (n * g->c_in + d.gi * pl->cig + d.c0) * nin;
+        const CC_T *gyg = gy + (n * g->c_out + d.gi * cog) * P + p0;
         const CC_T *B = xg + p0;
         int64_t ldb = nin;
         if (!pl->direct) {
-            CC_FN(cc_im2col_)(g, pl->cig, xg, p0, np, slab, np);
+            CC_FN(cc_im2col_)(g, d.nc, xg, p0, np, slab, np);
             B = slab;
             ldb = np;
         }
-        CC_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, d.nc, K, np, (CC_T)1,
+        CC_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, cog, rows, np, (CC_T)1,
                 gyg, P, B, ldb, (CC_T)1, gwg, K);
         return;
     }
     const int64_t ncl = d.nbi * P, ld = pl->ncols;
-    CC_T *col = slab, *gyt = slab + K * ld;
+    CC_T *col = slab, *gyt = slab + rows * ld;
     for (int64_t j = 0; j < d.nbi; ++j) {
-        CC_FN(cc_im2col_)(g, pl->cig, x + ((d.n0 + j) * g->c_in + d.gi * pl->cig) * nin,
+        CC_FN(cc_im2col_)(g, d.nc,
+                          x + ((d.n0 + j) * g->c_in + d.gi * pl->cig + d.c0) * nin,
                           0, P, col + j * P, ld);
-        for (int64_t co = 0; co < d.nc; ++co)
+        for (int64_t co = 0; co < cog; ++co)
             memcpy(gyt + co * ld + j * P,
-                   gy + ((d.n0 + j) * g->c_out + d.gi * pl->cog + d.c0 + co) * P,
+                   gy + ((d.n0 + j) * g->c_out + d.gi * cog + co) * P,
                    (size_t)P * sizeof(CC_T));
     }
-    CC_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, d.nc, K, ncl, (CC_T)1, gyt,
+    CC_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, cog, rows, ncl, (CC_T)1, gyt,
             ld, col, ld, (CC_T)1, gwg, K);
 }
 
@@ -311,7 +315,7 @@ static inline int64_t CC_FN(cc_wgrad_extra_)(const cc_geom *g, const cc_plan *pl
 int64_t CC_FN(cc_conv_wgrad_workspace_elems_)(const cc_geom *g, int nthreads) {
     if (!cc_geom_valid(g)) return -1;
     cc_plan pl;
-    cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);
+    cc_plan_wgrad(g, nthreads, (int64_t)sizeof(CC_T), &pl);
     return (pl.ws_per_thread + CC_FN(cc_wgrad_extra_)(g, &pl)) * pl.ws_threads;
 }
 
@@ -321,7 +325,7 @@ int CC_FN(cc_conv_wgrad_)(const cc_geom *g, const CC_T *x, const CC_T *gy,
     if (cc_conv_wgrad_method(g, nthreads, (int64_t)sizeof(CC_T)) == CC_WGRAD_IGEMM)
         return CC_CAT(cc_conv_wgrad_igemm_, CC_SFX)(g, x, gy, gw, ws, ws_bytes, nthreads);
     cc_plan pl;
-    cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);
+    cc_plan_wgrad(g, nthreads, (int64_t)sizeof(CC_T), &pl);
     const int64_t wsz = g->c_out * pl.cig * pl.kk;
     const int64_t extra = CC_FN(cc_wgrad_extra_)(g, &pl);
     if (!CC_FN(cc_ws_ok_)(&pl, extra, ws_bytes)) return CC_ERR_NOMEM;

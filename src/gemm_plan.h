@@ -148,6 +148,50 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
     pl->ws_threads = pl->omp ? pl->nt : 1;
 }
 
+/* Weight gradient: tiles over output positions as the forward's, chunks
+ * over input channels.  A chunk's im2col holds only its channels' rows and
+ * its GEMM writes only their columns of the weight gradient (all output
+ * channels), so no work is repeated; chunks over output channels made
+ * every chunk redo its tile's whole im2col (2x64x7x7, 7x7 kernel: 4 chunks,
+ * im2col half the time, 3.0 ms against torch's 0.62). */
+static inline void cc_plan_wgrad(const cc_geom *g, int nthreads, int64_t elsize,
+                                 cc_plan *pl) {
+    cc_plan_common(g, nthreads, elsize, pl);
+    const int64_t K = pl->cig * pl->kk;
+    const int64_t base = cc_max64(1, pl->nblocks * g->groups);
+    const int64_t P = pl->P > 0 ? pl->P : 1;
+    const int64_t want = 2 * (int64_t)pl->nt;
+    if (pl->nb > 1) {
+        pl->ncols = pl->nb * P;
+        pl->ntiles = 1;
+    } else {
+        int64_t maxcols = P;
+        if (!pl->direct && K > 0)
+            maxcols = cc_min64(P, cc_max64(64, CC_TILE_BYTES / elsize / K));
+        int64_t ntiles = cc_ceil_div(P, maxcols);
+        if (pl->nt > 1 && base * ntiles < want) {
+            int64_t t = cc_min64(cc_ceil_div(want, base), cc_max64(1, P / 96));
+            if (t > ntiles) ntiles = t;
+        }
+        pl->ncols = cc_ceil_div(P, ntiles);
+        pl->ntiles = cc_ceil_div(P, pl->ncols);
+    }
+    int64_t nch = 1;
+    if (pl->nt > 1 && base * pl->ntiles < want && pl->cig > 1)
+        nch = cc_min64(pl->cig, cc_ceil_div(want, base * pl->ntiles));
+    pl->chunk = pl->cig > 0 ? cc_ceil_div(pl->cig, nch) : 1;
+    pl->nchunks = pl->cig > 0 ? cc_ceil_div(pl->cig, pl->chunk) : 1;
+    pl->items = pl->nblocks * g->groups * pl->ntiles * pl->nchunks;
+    pl->omp = pl->nt > 1 && pl->items >= 2;
+    if (pl->omp && pl->items < pl->nt) pl->nt = (int)pl->items;
+    const int64_t rows = pl->chunk * pl->kk;
+    if (pl->nb > 1)
+        pl->ws_per_thread = (rows + pl->cog) * pl->ncols; /* col + gy gather */
+    else
+        pl->ws_per_thread = pl->direct ? 0 : rows * pl->ncols;
+    pl->ws_threads = pl->omp ? pl->nt : 1;
+}
+
 /* Adjoint: chunks over input channels, so two items never add into the same
  * image rows; column tiles run in order inside an item. */
 static inline void cc_plan_adj(const cc_geom *g, int nthreads, int64_t elsize,

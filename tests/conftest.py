@@ -29,3 +29,13 @@ def _no_tuned_winners_left():
         return
     if _dispatch._tuned_any[0]:
         _autotune.clear()
+
+
+@pytest.fixture
+def restore_threads():
+    """The thread count of cconv's kernels put back after the test."""
+    import cconv
+
+    n = cconv.get_num_threads()
+    yield
+    cconv.set_num_threads(n)

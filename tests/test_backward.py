@@ -898,3 +898,36 @@ def test_zz_report_max_errors(capsys):
             print("largest relative error vs central finite differences:")
             for (d, k), v in sorted(FD_RESULTS.items()):
                 print(f"  {d:10s} {k:12s} {v:.3e}")
+
+
+@pytest.mark.parametrize("nthreads", [1, 2, 3])
+@pytest.mark.parametrize("xshape,wshape,stride,pad,groups", [
+    # the GEMM weight gradient's work split (gemm_plan.h cc_plan_wgrad):
+    # few images or tiles leave threads idle, so the input channels are
+    # chunked; blocks of small images share one GEMM; 1x1 reads x in place
+    ((2, 64, 7, 7), (64, 64, 7, 7), 1, 3, 1),           # 7x7 kernel, 7x7 plane
+    ((1, 5, 9, 9), (6, 5, 3, 3), 1, 1, 1),              # 5 channels in 2-3 chunks
+    ((1, 6, 12, 10), (8, 3, 3, 3), 2, 1, 2),            # grouped, strided
+    ((8, 24, 5, 5), (16, 24, 3, 3), 1, 1, 1),           # a block of images
+    ((6, 32, 4, 4), (12, 16, 3, 3), 1, 0, 2),           # ... grouped
+    ((1, 40, 9, 9), (20, 40, 1, 1), 1, 0, 1),           # 1x1: x read in place
+    ((1, 12, 4, 4, 4), (8, 12, 3, 3, 3), 1, 1, 1),      # a small volume
+    ((2, 7, 300), (9, 7, 5), 1, 2, 1),                  # 1-D, long rows
+])
+def test_gemm_wgrad_work_split(xshape, wshape, stride, pad, groups, nthreads, restore_threads):
+    """grad_weight on the GEMM backend against the reference wherever its
+    plan splits input channels, tiles or image blocks among threads."""
+    cconv.set_num_threads(nthreads)
+    rng = np.random.default_rng(sum(xshape) * 7 + nthreads)
+    nsp = len(xshape) - 2
+    for dt in (np.float32, np.float64):
+        x = rng.standard_normal(xshape).astype(dt)
+        w = rng.standard_normal(wshape).astype(dt)
+        y = cconv.convolution(x, w, None, (stride,) * nsp, (pad,) * nsp, (1,) * nsp, False,
+                              (0,) * nsp, groups, backend="gemm")
+        gy = rng.standard_normal(y.shape).astype(dt)
+        _, gw, _ = cconv.convolution_backward(
+            gy, x, w, None, (stride,) * nsp, (pad,) * nsp, (1,) * nsp, False, (0,) * nsp,
+            groups, (False, True, False), backend="gemm")
+        ref = ref_conv_grad_weight(x, gy, w.shape, stride, pad, None, 1, groups)
+        assert rel_err(gw, ref) <= (1e-5 if dt == np.float32 else 1e-12), (xshape, wshape, dt)

@@ -911,13 +911,6 @@ def test_unknown_backend_string():
 # ------------------------------------------------------------------ threads and config
 
 
-@pytest.fixture
-def restore_threads():
-    n = cconv.get_num_threads()
-    yield
-    cconv.set_num_threads(n)
-
-
 def test_get_num_threads_default():
     n = cconv.get_num_threads()
     assert isinstance(n, int) and n >= 1

@@ -334,8 +334,10 @@ def test_wgrad_igemm_random(name, dtype, nsp):
     with isa(name):
         for _ in range(20):
             n, _g, cig, cog, size, k, s, d, pad = random_case(rng, nsp)
-            groups = int(rng.integers(2, 5))
-            cog = int(rng.integers(1, 33))
+            # every fourth case ungrouped with <= 8 output channels (igemm
+            # too, unless 1x1); the rest grouped, <= 32 per group
+            groups = 1 if _ % 4 == 3 else int(rng.integers(2, 5))
+            cog = int(rng.integers(1, 9 if groups == 1 else 33))
             x = rng.standard_normal((n, cig * groups) + size).astype(dtype)
             w_shape = (cog * groups, cig) + k
             out = tuple((i + 2 * pp - (kk - 1) * dd - 1) // ss + 1
@@ -345,7 +347,9 @@ def test_wgrad_igemm_random(name, dtype, nsp):
                                        stride=s, pad_before=pad, dilation=d, groups=groups)
             got = {}
             # rows narrower than a vector go to im2col (checked the same way)
-            want = "igemm" if out[-1] >= LANES[name][dtype] else "im2col"
+            one = all(v == 1 for v in k) and all(v == 1 for v in s) and all(v == 0 for v in pad)
+            want = ("igemm" if out[-1] >= LANES[name][dtype] and not (groups == 1 and one)
+                    else "im2col")
             for nt in (1, 2):
                 gw, method = run_wgrad(x, gy, w_shape, s, pad, d, groups, nt)
                 assert method == want, (x.shape, w_shape, groups, method)
@@ -364,7 +368,9 @@ def test_wgrad_method():
     assert m((8, 512, 17, 17), (512, 16, 3, 3), 32) == "igemm"     # ResNeXt: 16 per group
     assert m((2, 64, 17, 17), (64, 32, 3, 3), 2) == "igemm"        # 32 per group
     assert m((2, 66, 17, 17), (66, 33, 3, 3), 2) == "im2col"       # 33 per group
-    assert m((2, 64, 17, 17), (16, 64, 3, 3), 1) == "im2col"       # not grouped
+    assert m((2, 64, 17, 17), (16, 64, 3, 3), 1) == "im2col"       # not grouped, 16
+    assert m((2, 64, 17, 17), (8, 64, 3, 3), 1) == "igemm"         # not grouped, 8
+    assert m((2, 64, 17, 17), (3, 64, 3, 3), 1) == "igemm"         # ... 3 (to RGB)
     # output rows narrower than a vector: im2col (batches the small images);
     # 14x14 ResNeXt rows are one AVX2 vector but less than one AVX-512 vector
     assert m((8, 64, 7, 7), (64, 32, 3, 3), 2) == ("igemm" if 7 >= lanes else "im2col")

@@ -52,6 +52,9 @@ typedef struct ig_plan {
  * positions then run over the band's "wide" rows (pitch Wph; the last
  * columns of each row are computed and dropped). */
 #define IG_DIRECT_MAX_COG 32
+/* The weight gradient of an ungrouped convolution runs on igemm up to this
+ * many output channels (ig_wgrad.c). */
+#define IG_WGRAD_UNGROUPED_MAX_COG 8
 
 static inline int64_t ig_round_up(int64_t a, int64_t b) { return cc_ceil_div(a, b) * b; }
 

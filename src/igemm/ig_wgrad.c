@@ -12,14 +12,19 @@
 #include "ig_instances.h"
 
 int cc_conv_wgrad_igemm_suits(const cc_geom *g, int64_t elsize) {
-    /* grouped, few channels per group: im2col + OpenBLAS there ran GEMMs of
-     * <= 32 rows, and the im2col copy cost more than the product; output
+    /* few output channels per group: im2col + OpenBLAS there ran GEMMs of
+     * <= 32 rows, and the im2col copy cost more than the product.  Grouped:
+     * up to 32 per group; ungrouped: up to 8 (a GEMM of 16-32 rows is a
+     * match for it there), never 1x1, which im2col reads in place; output
      * rows of at least one vector (7x7 planes: every row a masked load, and
-     * im2col batches 8 images into one GEMM: measured slower, see
+     * im2col batches 8 images into one GEMM: measured slower; all in
      * benches/results/heuristics-2026-11-30.md) */
     if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return 0;
     const int lanes = elsize == 4 ? cc_ig_kern_f32()->lanes : cc_ig_kern_f64()->lanes;
-    return g->groups >= 2 && g->c_out / g->groups <= IG_DIRECT_MAX_COG && g->out[2] >= lanes;
+    const int64_t cog = g->c_out / g->groups;
+    const int few = g->groups >= 2 ? cog <= IG_DIRECT_MAX_COG
+                                   : cog <= IG_WGRAD_UNGROUPED_MAX_COG && !cc_is_1x1(g);
+    return few && g->out[2] >= lanes;
 }
 
 int64_t cc_conv_wgrad_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
