@@ -34,6 +34,11 @@ cdef extern from "depthwise/depthwise.h" nogil:
                         int nthreads)
     int cc_dw_wgrad_f64(const cc_geom *g, const double *x, const double *gy, double *gw,
                         int nthreads)
+    int cc_dw_fwd_nhwc_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
+                           float *y, int nthreads)
+    int cc_dw_fwd_nhwc_f64(const cc_geom *g, const double *x, const double *w,
+                           const double *bias, double *y, int nthreads)
+    int cc_dw_nhwc_ok(const cc_geom *g, int64_t elsize)
     int cc_dw_geom_ok(const cc_geom *g)
     int cc_dw_fwd_path(const cc_geom *g, int64_t elsize)
 
@@ -96,6 +101,37 @@ def fwd(tuple geom, x, w, b, y, int nthreads):
         else:
             rc = cc_dw_fwd_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
                                <double *>p.dst, nthreads)
+    _check(rc)
+
+
+def nhwc_ok(tuple geom, int elsize):
+    """True when ``fwd_nhwc`` runs ``geom`` for elements of ``elsize`` bytes
+    (multiplier 1, row buffers within their cap)."""
+    cdef cc_geom g
+    try:
+        fill_geom(&g, geom)
+    except (ValueError, TypeError, OverflowError, IndexError):
+        return False
+    return bool(cc_dw_nhwc_ok(&g, elsize))
+
+
+def fwd_nhwc(tuple geom, x, w, b, y, int nthreads):
+    """y = conv(x, w) + b on channels-last memory: x is the (N, *in, C) and
+    y the (N, *out, C) C-contiguous buffer, flattened; w (C, 1, *k) and b
+    (C,) as for ``fwd``; multiplier 1 (``nhwc_ok``)."""
+    cdef cc_geom g
+    cdef int rc
+    cdef conv_ptrs p
+    _fill(&g, geom)
+    cdef int t = real_type(x, "x")
+    conv_arrays(geom, t, 0, x, w, b, y, &p)
+    with nogil:
+        if t == cnp.NPY_FLOAT32:
+            rc = cc_dw_fwd_nhwc_f32(&g, <const float *>p.src, <const float *>p.w,
+                                    <const float *>p.b, <float *>p.dst, nthreads)
+        else:
+            rc = cc_dw_fwd_nhwc_f64(&g, <const double *>p.src, <const double *>p.w,
+                                    <const double *>p.b, <double *>p.dst, nthreads)
     _check(rc)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _nhwc
+from . import _depthwise, _nhwc
 from ._config import get_num_threads, workspace
 from ._dispatch import Backend, as_backend
 
@@ -111,6 +111,33 @@ def _nhwc_applies(p, dt, backend) -> bool:
     return True
 
 
+def _dw_nhwc_applies(p, dt, backend) -> bool:
+    """Depthwise, multiplier 1, float32/64: the kernel that reads and writes
+    channels-last memory in place (src/depthwise/dw_nhwc.c)."""
+    if not _state["nhwc"] or p.transposed or dt not in _FLOAT[1:] or not p.is_depthwise:
+        return False
+    if p.c_out != p.c_in or p.batch == 0:
+        return False
+    if backend is not None and as_backend(backend) is not Backend.DEPTHWISE:
+        return False
+    return _depthwise.nhwc_ok(p.geom(), dt.itemsize)
+
+
+def _run_dw_nhwc(p, x, w, b, out):
+    """The depthwise forward of channels-last ``x`` (compute dtype): the
+    result channels last, or written to C-contiguous ``out``."""
+    dt = x.dtype
+    y = empty_channels_last(p.output_shape, dt)
+    xf = x.transpose(_to_last(x.ndim)).reshape(-1)
+    yf = y.transpose(_to_last(y.ndim)).reshape(-1)
+    _depthwise.fwd_nhwc(p.geom(), xf, _contig(w, dt).reshape(-1),
+                        None if b is None else _contig(b, dt), yf, get_num_threads())
+    if out is None:
+        return y
+    out[...] = y
+    return out
+
+
 def _contig(a, dtype) -> np.ndarray:
     """C-contiguous, aligned ``a`` in ``dtype`` (a copy when needed)."""
     a = np.ascontiguousarray(a, dtype=dtype)
@@ -139,6 +166,8 @@ def forward(p, x, w, b, out, backend, need_backward, fallback):
     if not is_channels_last(x):
         return None
     dt = np.dtype(x.dtype)
+    if _dw_nhwc_applies(p, dt, backend):
+        return _run_dw_nhwc(p.with_dtype(dt), x, w, b, out)
     if _nhwc_applies(p, dt, backend):
         if dt == np.float16:
             x32 = x.astype(np.float32)  # order 'K': stays channels last

@@ -161,6 +161,65 @@ def test_random_channels_last(seed):
                   backends_for(x, w, kw["groups"], nsp, dtype))
 
 
+@pytest.mark.parametrize("seed", range(24))
+def test_depthwise_channels_last_in_place(seed, monkeypatch):
+    """Depthwise layers with multiplier 1 on channels-last float32/64 input
+    run the kernel that reads and writes channels-last memory in place
+    (src/depthwise/dw_nhwc.c): random 1-3-D problems, channel counts on and
+    off the kernel's channel step, every padding kind, strides, dilation,
+    batched and unbatched, default and forced DEPTHWISE backend, out=."""
+    calls = []
+    real = _layout._run_dw_nhwc
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(_layout, "_run_dw_nhwc", spy)
+    rng = np.random.default_rng(4000 + seed)
+    nsp = int(rng.choice([1, 2, 2, 3]))
+    dtype = (np.float32, np.float64)[seed % 2]
+    x, w, b, kw, ref, tol = make_problem(rng, nsp, dtype, depthwise=True)
+    c = int(rng.choice([2, 5, 16, 24, 33, 48, 70]))
+    # (no size-1 planes: their channels-last memory is also channels first)
+    x = randn(rng, (x.shape[0], c) + tuple(max(v, 3) for v in x.shape[2:]), dtype)
+    w = randn(rng, (c, 1) + w.shape[2:], dtype)
+    b = None if b is None else randn(rng, (c,), dtype)
+    kw["groups"] = c
+    st, dl = kw["stride"], kw["dilation"]
+    if kw["padding"] == "same":
+        pb, pa = same_padding(w.shape[2:], dl)
+    elif kw["padding"] == "valid":
+        pb = pa = (0,) * nsp
+    else:
+        pb = pa = (kw["padding"],) * nsp if isinstance(kw["padding"], int) else kw["padding"]
+    ref = ref_conv(x, w, b, st, pb, pa, dl, c)
+    tol = tolerance(dtype, reduction_length(c, c, w.shape[2:]))
+    set_threads(1 + seed % 3)
+    batched = seed % 4 != 3
+    check_problem(nsp, x, w, b, kw, ref, tol, batched, [Backend.DEPTHWISE])
+    assert calls, "the in-place channels-last depthwise kernel did not run"
+
+
+def test_depthwise_channels_last_other_cases_copy(monkeypatch):
+    """Multiplier 2, float16, complex and transposed depthwise layers keep
+    the layout copies (right values, channels-last results)."""
+    calls = []
+    monkeypatch.setattr(_layout, "_run_dw_nhwc", lambda *a, **k: calls.append(1))
+    rng = np.random.default_rng(77)
+    for dtype, mult in ((np.float32, 2), (np.float16, 1), (np.complex64, 1)):
+        x = randn(rng, (2, 6, 9, 8), dtype)
+        w = randn(rng, (6 * mult, 1, 3, 3), dtype)
+        y = cconv.conv2d(to_last(x), w, padding=1, groups=6)
+        ref = ref_conv(x, w, None, 1, 1, 1, 1, 6)
+        assert rel_err(y, ref) <= tolerance(dtype, 9) and memory_is_last(y), (dtype, mult)
+    x = randn(rng, (2, 6, 9, 8), np.float32)
+    w = randn(rng, (6, 1, 3, 3), np.float32)
+    y = cconv.conv_transpose2d(to_last(x), w, padding=1, groups=6)
+    assert rel_err(y, ref_conv_transpose(x, w, None, 1, 1, 0, 6, 1)) <= 1e-5 and memory_is_last(y)
+    assert not calls
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("nsp", [1, 2, 3])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -344,6 +344,71 @@ def test_channels_last_3d(dtype, isa_guard):
         check_case(case, dtype, rng, use_bias=bool(i % 2), nt=1 + i % 3)
 
 
+def _nhwc_cases():
+    """Multiplier-1 geometries for the channels-last-memory forward: 1-3-D,
+    channel counts below, on and past the kernel's channel step (8 and 16
+    lanes by 2), strides 1-3, dilation 1-2, asymmetric padding, kernels that
+    overhang the input, batch 1-3."""
+    rng = np.random.default_rng(31)
+    cases = []
+    while len(cases) < 30:
+        nsp = int(rng.integers(1, 4))
+        k = tuple(int(v) for v in rng.integers(1, 5 if nsp < 3 else 4, size=nsp))
+        s = tuple(int(v) for v in rng.integers(1, 4, size=nsp))
+        d = tuple(int(v) for v in rng.integers(1, 3, size=nsp))
+        p = tuple(int(rng.integers(0, kk + 1)) for kk in k)
+        pa = tuple(max(0, v + int(rng.integers(-1, 2))) for v in p)
+        in_ = tuple(int(v) for v in rng.integers(1, 13 if nsp < 3 else 7, size=nsp))
+        if any(in_[i] + p[i] + pa[i] - d[i] * (k[i] - 1) - 1 < 0 for i in range(nsp)):
+            continue
+        C = int(rng.choice([2, 3, 7, 16, 17, 31, 32, 33, 48, 64, 70]))
+        cases.append(Case(int(rng.integers(1, 4)), C, 1, in_, k, s, p, d, pa))
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fwd_nhwc(dtype, isa_guard):
+    """The forward on channels-last memory (cconv._depthwise.fwd_nhwc)
+    against the float64 reference and the scalar kernel, every ISA, 1-3
+    threads, with and without bias."""
+    rng = np.random.default_rng(5)
+    tol = TOL[dtype]
+    for i, case in enumerate(_nhwc_cases()):
+        g = case.geom()
+        assert _depthwise.nhwc_ok(g, np.dtype(dtype).itemsize)
+        x, w, b, _, _ = arrays(case, dtype, rng)
+        b = b if i % 2 else None
+        ref = ref_fwd(x, w, b, case.stride, case.pad, case.out, case.dil)
+        xl = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+        got = {}
+        for isa in ISAS:
+            _depthwise.set_isa(isa)
+            yl = np.full((case.N,) + case.out + (case.C,), np.nan, dtype)
+            _depthwise.fwd_nhwc(g, xl.ravel(), w.ravel(), b, yl.reshape(-1), 1 + i % 3)
+            y = np.moveaxis(yl, -1, 1)
+            e = relerr(y, ref)
+            assert e <= tol, f"{isa} {np.dtype(dtype).name} {case}: rel err {e:.3g}"
+            got[isa] = y
+        for isa in ISAS[1:]:
+            e = relerr(got[isa], got["scalar"].astype(np.float64))
+            assert e <= tol, f"{isa} vs scalar {case}: rel err {e:.3g}"
+
+
+def test_fwd_nhwc_rejects_what_it_cannot_run():
+    g2 = Case(1, 4, 2, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1)).geom()   # multiplier 2
+    assert not _depthwise.nhwc_ok(g2, 4)
+    with pytest.raises(ValueError):
+        _depthwise.fwd_nhwc(g2, np.zeros(100, np.float32), np.zeros(72, np.float32), None,
+                            np.zeros(200, np.float32), 1)
+    g1 = Case(1, 4, 1, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1)).geom()
+    assert not _depthwise.nhwc_ok(g1, 2)
+    big = Case(1, 4096, 1, (1, 4 << 20), (1, 3), (1, 1), (0, 1), (1, 1)).geom()  # 64 GiB rows
+    assert not _depthwise.nhwc_ok(big, 4)
+    with pytest.raises(ValueError, match="elements"):  # sizes are checked first
+        _depthwise.fwd_nhwc(g1, np.zeros(99, np.float32), np.zeros(36, np.float32), None,
+                            np.zeros(100, np.float32), 1)
+
+
 def test_fwd_path_choice():
     """Where the forward goes channels-last, and where not (dw_cl.c)."""
     def path(N, C, m, in_, k, s=1, p=0, d=1, es=4):

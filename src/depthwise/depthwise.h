@@ -46,6 +46,18 @@ int cc_dw_wgrad_f32(const cc_geom *g, const float *x, const float *gy,
 int cc_dw_wgrad_f64(const cc_geom *g, const double *x, const double *gy,
                     double *gw, int nthreads);
 
+/* The forward of a depthwise geometry with multiplier 1 (c_out == c_in)
+ * on channels-last memory: x is (N, ID, IH, IW, C) and y (N, OD, OH, OW, C),
+ * C-contiguous; the weight (C, 1, KD, KH, KW) and bias as for cc_dw_fwd. */
+int cc_dw_fwd_nhwc_f32(const cc_geom *g, const float *x, const float *w,
+                       const float *bias, float *y, int nthreads);
+int cc_dw_fwd_nhwc_f64(const cc_geom *g, const double *x, const double *w,
+                       const double *bias, double *y, int nthreads);
+
+/* 1 when cc_dw_fwd_nhwc_<dtype> (elsize 4 or 8 bytes) runs g: multiplier
+ * 1 and per-thread buffers (a few padded input rows) within 64 MiB. */
+int cc_dw_nhwc_ok(const cc_geom *g, int64_t elsize);
+
 /* 1 when g is a depthwise geometry these kernels run, else 0. */
 int cc_dw_geom_ok(const cc_geom *g);
 

@@ -337,6 +337,12 @@ static inline int64_t dw_cl_width(const dw_dims *d)
     return dw_max(d->pw + d->IW, need);
 }
 
+/* Cap of the per-thread buffers of the channels-last-memory forward
+ * (dw_nhwc.c); larger geometries take the layout copies instead. */
+#define DW_NHWC_MAX_BYTES ((int64_t)64 << 20)
+
+DW_HIDDEN int64_t cc_dw_nhwc_block(int64_t elsize);
+
 /* 1 when the forward of d should run channels-last (dw_cl.c says where). */
 DW_HIDDEN int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize);
 DW_HIDDEN int cc_dw_fwd_cl_f32(const dw_dims *d, const float *x, const float *w,
