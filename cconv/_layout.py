@@ -6,10 +6,13 @@ once batchified).  PyTorch keeps that memory format through a convolution;
 so does cconv: for such an input the result is channels last as well (the
 NCHW-shaped view of an NHWC buffer).  Plain, non-depthwise float16/32/64
 convolutions run on ``src/nhwc_conv.c`` without any layout copy (float16
-through float32); everything else (complex, depthwise, transposed, a forced
-backend other than GEMM) runs the usual channels-first path on a copy and
-its result is copied to channels last.  ``out=`` (always C-contiguous) is
-written channels first by the NHWC kernel directly.
+through float32), and float32/64 depthwise ones with multiplier 1 on
+``src/depthwise/dw_nhwc.c``, likewise in place (through the copies they
+took 3-16x torch's time on MobileNet layers); everything else (complex,
+other depthwise, transposed, a forced backend other than GEMM or DEPTHWISE)
+runs the usual channels-first path on a copy and its result is copied to
+channels last.  ``out=`` (always C-contiguous) is written channels first by
+the NHWC kernel directly (the depthwise one: a channels-last result copied).
 """
 from __future__ import annotations
 
