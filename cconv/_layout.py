@@ -28,6 +28,11 @@ _state = {"nhwc": True}
 # grouped kxk convolutions take the NHWC path from this many input channels
 # per group on (1x1 ones always: their GEMMs read x in place)
 _GROUP_MIN_CIG = 64
+# 2-D/3-D kernels of this many taps or more, with at most this many output
+# and at least this many input channels per group, take the copy path
+_BIG_KERNEL_TAPS = 25
+_BIG_KERNEL_MAX_COG = 64
+_BIG_KERNEL_MIN_CIG = 32
 _FLOAT = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -110,6 +115,17 @@ def _nhwc_applies(p, dt, backend) -> bool:
         # measured slower than the copy path below 64 channels per group
         # (1 thread, 3x3 on 28x28: groups 8 x 32 channels 1.16x, 16 x 16
         # 1.46x, 32 x 8 1.48x the time; 4 x 64 0.94x, 2 x 64 0.93x)
+        return False
+    kk = 1
+    for k in p.kernel:
+        kk *= k
+    if (p.nsp >= 2 and kk >= _BIG_KERNEL_TAPS and p.c_out // p.groups <= _BIG_KERNEL_MAX_COG
+            and p.c_in // p.groups >= _BIG_KERNEL_MIN_CIG):
+        # 5x5 and larger 2-D/3-D kernels with few output channels: the
+        # copies and the implicit GEMM win (2 threads, NHWC time / copy
+        # path time: 2x96x28x28 7x7 -> 16/32/64 2.02/1.38/1.49, 2x64x28x28
+        # 5x5 -> 32 1.51, 1x32x16^3 5x5x5 -> 64 1.23; but -> 128 0.86-1.05,
+        # 1-D k31 0.86, the stem's 3 input channels 0.42)
         return False
     return True
 

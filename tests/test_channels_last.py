@@ -517,3 +517,32 @@ def test_layout_copies(shape, dtype):
         assert c.flags.c_contiguous and c.dtype == a.dtype and np.array_equal(c, x)
         d = _layout.to_channels_last(c)
         assert memory_is_last(d) and np.array_equal(d, x)
+
+
+def test_big_kernels_few_output_channels_take_the_copy_path():
+    """5x5 and larger 2-D/3-D kernels with few output channels per group run
+    the copy path (the implicit GEMM beat the NHWC kernel there); more
+    output channels, 1-D and few input channels stay on the NHWC kernel.
+    Either way: the reference values and a channels-last result."""
+    from cconv._params import make_params
+
+    def applies(xs, ws, groups=1):
+        p = make_params(xs, ws, None, 1, 0, 1, False, 0, groups, "t", np.float32)
+        return _layout._nhwc_applies(p, np.dtype(np.float32), None)
+
+    assert not applies((2, 96, 28, 28), (32, 96, 7, 7))
+    assert not applies((2, 64, 28, 28), (64, 64, 5, 5))
+    assert not applies((1, 32, 16, 16, 16), (64, 32, 5, 5, 5))
+    assert applies((2, 64, 28, 28), (128, 64, 5, 5))      # 128 output channels
+    assert applies((2, 64, 28, 28), (32, 64, 3, 3))       # 3x3
+    assert applies((4, 64, 1024), (64, 64, 31))           # 1-D
+    assert applies((2, 3, 64, 64), (64, 3, 7, 7))         # the stem: 3 input channels
+    rng = np.random.default_rng(3)
+    for xs, ws in (((2, 40, 11, 10), (24, 40, 5, 5)), ((1, 36, 6, 7, 5), (8, 36, 3, 3, 3))):
+        x = randn(rng, xs, np.float32)
+        w = randn(rng, ws, np.float32)
+        nsp = len(xs) - 2
+        y = CONV[nsp](to_last(x), w, padding=1)
+        ref = ref_conv(x, w, None, 1, 1, 1, 1, 1)
+        assert rel_err(y, ref) <= tolerance(np.float32, reduction_length(xs[1], 1, ws[2:]))
+        assert memory_is_last(y)
