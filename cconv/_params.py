@@ -195,6 +195,21 @@ def _check_size(what: str, shape: Sequence[int]) -> None:
 _ZERO_OUT_DTYPES = (np.dtype(np.float32), np.dtype(np.complex64))
 
 
+def _mkldnn_transposed(batch, c_in, in_size, kernel, groups, stride, output_padding) -> bool:
+    """Whether PyTorch's CPU backend choice (ConvParams::use_mkldnn, with
+    more than one thread) runs a float32 transposed convolution on mkldnn:
+    not when an output padding reaches its stride; else when it is grouped,
+    the kernel's last two sizes both exceed 3, the batch exceeds 1, or the
+    first four sizes of the input (1-D seen as 2-D of height 1) multiply to
+    more than 20480."""
+    if any(op >= s for op, s in zip(output_padding, stride)):
+        return False
+    k2 = (1,) * max(0, 2 - len(kernel)) + tuple(kernel)
+    dims = (batch, c_in) + (1,) * max(0, 2 - len(in_size)) + tuple(in_size)
+    return (groups > 1 or (k2[-1] > 3 and k2[-2] > 3) or batch > 1
+            or dims[0] * dims[1] * dims[2] * dims[3] > 20480)
+
+
 def make_params(
     input_shape: Sequence[int],
     weight_shape: Sequence[int],
@@ -340,11 +355,15 @@ def make_params(
             for i, s, pb, pa, d, k, op in zip(in_size, stride, pad_before, pad_after, dilation, kernel, output_padding)
         )
         # PyTorch allows an output size of 0 (an empty result) when there is
-        # no batch, and also, on the CPU, for grouped float32 and complex64
-        # transposed convolutions (its mkldnn path; every other case runs the
-        # "output size is too small" check).  Negative sizes are always errors.
+        # no batch, and also where its CPU backend choice takes the mkldnn
+        # path, which has no size check: float32 and complex64 (as float32
+        # parts) transposed convolutions that _mkldnn_transposed says; every
+        # other case runs the "output size is too small" check.  Negative
+        # sizes are always errors.
         udt = user_dtype if user_dtype is not None else dtype
-        zero_ok = batch == 0 or (groups > 1 and udt is not None and np.dtype(udt) in _ZERO_OUT_DTYPES)
+        zero_ok = batch == 0 or (
+            udt is not None and np.dtype(udt) in _ZERO_OUT_DTYPES
+            and _mkldnn_transposed(batch, c_in_x, in_size, kernel, groups, stride, output_padding))
         empty_ok = zero_ok and all(o >= 0 for o in out_size)
         if not empty_ok and (any(i < 1 for i in in_size) or any(o < 1 for o in out_size)):
             raise ValueError(

@@ -461,25 +461,28 @@ def test_transposed_output_size_too_small():
 
 
 # PyTorch 2.13 on the CPU: a transposed convolution whose output size is 0 in
-# some dimension gives an empty result when it is grouped and float32 (or
-# complex64, computed in float32): its mkldnn path has no size check.  Every
-# other case (groups 1, float64, float16, complex128) fails the "output size
-# is too small" check, and a negative size always fails.
+# some dimension gives an empty result where its backend choice takes the
+# mkldnn path, which has no size check: float32 (or complex64, computed in
+# float32), no output padding reaching its stride, and grouped, or a batch
+# of more than 1, or a kernel larger than 3 in its last two sizes, or more
+# than 20480 elements in the input's first four sizes.  Every other case
+# (float64, float16, complex128, a single small image) fails the "output
+# size is too small" check, and a negative size always fails.
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64, np.complex128])
 @pytest.mark.parametrize("groups", [1, 2])
-def test_transposed_output_size_zero(dtype, groups):
-    x = np.ones((2, 4, 2, 3), dtype)
+@pytest.mark.parametrize("batch", [1, 2])
+def test_transposed_output_size_zero(dtype, groups, batch):
+    x = np.ones((batch, 4, 2, 3), dtype)
     w = np.ones((4, 3, 3, 3), dtype)
     b = np.ones(3 * groups, dtype)
     # height: (2 - 1) - 2 * 2 + 2 + 1 = 0; width: 3
     call = lambda: CONVT[2](x, w, b, padding=(2, 1), groups=groups)  # noqa: E731
-    gO = np.ones((2, 3 * groups, 0, 3), dtype)
+    gO = np.ones((batch, 3 * groups, 0, 3), dtype)
     bwd = lambda: cconv.convolution_backward(  # noqa: E731
         gO, x, w, [3 * groups], [1, 1], [2, 1], [1, 1], True, [0, 0], groups, [True, True, True])
-    if groups > 1 and np.dtype(dtype) in (np.float32, np.complex64):
+    if (groups > 1 or batch > 1) and np.dtype(dtype) in (np.float32, np.complex64):
         y = call()
-        assert y.shape == (2, 3 * groups, 0, 3) and y.dtype == dtype
-        assert CONVT[2](x[0], w, b, padding=(2, 1), groups=groups).shape == (3 * groups, 0, 3)
+        assert y.shape == (batch, 3 * groups, 0, 3) and y.dtype == dtype
         gi, gw, gb = bwd()
         assert gi.shape == x.shape and gw.shape == w.shape and gb.shape == b.shape
         assert not gi.any() and not gw.any() and not gb.any()
@@ -487,9 +490,37 @@ def test_transposed_output_size_zero(dtype, groups):
         msg = expect(ValueError, call, ("output", "padding"))
         assert "(0, 3)" in msg
         expect(ValueError, bwd, "output")
+    if groups > 1 and np.dtype(dtype) in (np.float32, np.complex64):  # unbatched: batch 1
+        assert CONVT[2](x[0], w, b, padding=(2, 1), groups=groups).shape == (3 * groups, 0, 3)
     # a negative size is an error whatever the dtype and groups
     msg = expect(ValueError, lambda: CONVT[2](x, w, b, padding=(3, 1), groups=groups), "output")
     assert "(-2, 3)" in msg
+
+
+@pytest.mark.parametrize("case,empty", [
+    # (x shape, w shape, stride, padding, output_padding, dilation, groups)
+    # of float32 problems with an output size of 0: which take torch's
+    # mkldnn path (an empty result) and which its size check
+    (((1, 2, 3, 3), (2, 1, 4, 4), 1, (3, 1), 0, 1, 1), True),        # kernel 4x4
+    (((1, 2, 3, 3), (2, 1, 4, 3), 1, (3, 1), 0, 1, 1), False),       # 4x3: not both > 3
+    (((1, 2, 5), (2, 1, 4), 1, 4, 0, 1, 1), False),                   # 1-D: height 1
+    (((1, 8, 40, 70), (8, 1, 1, 3), 1, (0, 36), 0, 1, 1), True),      # 8*40*70 = 22400 > 20480
+    (((1, 8, 36, 70), (8, 1, 1, 3), 1, (0, 36), 0, 1, 1), False),     # 20160
+    (((2, 4, 2, 3), (4, 3, 3, 3), 2, (3, 1), (1, 0), 1, 2), True),    # output padding < stride
+    (((2, 4, 3, 3), (4, 3, 3, 3), 1, (4, 1), (1, 0), 2, 2), False),   # output padding >= stride
+])
+def test_transposed_output_size_zero_backend_rule(case, empty):
+    xs, ws, stride, pad, op, dil, groups = case
+    x = np.ones(xs, np.float32)
+    w = np.ones(ws, np.float32)
+    nsp = len(xs) - 2
+    call = lambda: CONVT[nsp](x, w, None, stride=stride, padding=pad,  # noqa: E731
+                              output_padding=op, groups=groups, dilation=dil)
+    if empty:
+        y = call()
+        assert 0 in y.shape[2:] and y.shape[:2] == (xs[0], ws[1] * groups), y.shape
+    else:
+        expect(ValueError, call, "output")
 
 
 def test_error_leaves_out_untouched():
