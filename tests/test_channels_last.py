@@ -382,6 +382,18 @@ def test_backward_channels_last(dtype):
     assert rel_err(gi, ref_conv_grad_input(gy, w, x.shape, 2, 1, 1, 1, 2)) <= tol
     assert rel_err(gw, ref_conv_grad_weight(x, gy, w.shape, 2, 1, 1, 1, 2)) <= tol
     assert rel_err(gb, ref_conv_grad_bias(gy)) <= tol
+    # depthwise, multiplier 1: grad_output and input each transposed once
+    # to channels first for both gradients
+    x = randn(rng, (2, 10, 9, 8), dtype)
+    w = randn(rng, (10, 1, 3, 3), dtype)
+    gy = randn(rng, ref_conv(x, w, None, 1, 1, 1, 1, 10).shape, dtype)
+    gi, gw, gb = cconv.convolution_backward(
+        to_last(gy), to_last(x), w, [10], (1, 1), (1, 1), (1, 1), False, (0, 0), 10,
+        (True, True, True))
+    tol = tolerance(dtype, 9 * 144)
+    assert rel_err(gi, ref_conv_grad_input(gy, w, x.shape, 1, 1, 1, 1, 10)) <= tol
+    assert rel_err(gw, ref_conv_grad_weight(x, gy, w.shape, 1, 1, 1, 1, 10)) <= tol
+    assert rel_err(gb, ref_conv_grad_bias(gy)) <= tol
 
 
 def test_zero_sizes_channels_last():
