@@ -84,10 +84,9 @@ def fwd_path(tuple geom, int elsize):
     return ("plane", "rows", "channels_last")[m]
 
 
-def fwd(tuple geom, x, w, b, y, int nthreads):
-    """y = conv(x, w) + b (b over c_out; may be None).  x, w, b, y:
-    C-contiguous float32 or float64 arrays (one dtype) of the sizes ``geom``
-    gives."""
+cdef int _fwd(tuple geom, x, w, b, y, int nthreads, bint nhwc) except -1:
+    """The forward on channels-first (cc_dw_fwd) or channels-last
+    (cc_dw_fwd_nhwc) memory, after the size checks."""
     cdef cc_geom g
     cdef int rc
     cdef conv_ptrs p
@@ -96,12 +95,27 @@ def fwd(tuple geom, x, w, b, y, int nthreads):
     conv_arrays(geom, t, 0, x, w, b, y, &p)
     with nogil:
         if t == cnp.NPY_FLOAT32:
-            rc = cc_dw_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                               <float *>p.dst, nthreads)
+            if nhwc:
+                rc = cc_dw_fwd_nhwc_f32(&g, <const float *>p.src, <const float *>p.w,
+                                        <const float *>p.b, <float *>p.dst, nthreads)
+            else:
+                rc = cc_dw_fwd_f32(&g, <const float *>p.src, <const float *>p.w,
+                                   <const float *>p.b, <float *>p.dst, nthreads)
         else:
-            rc = cc_dw_fwd_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
-                               <double *>p.dst, nthreads)
-    _check(rc)
+            if nhwc:
+                rc = cc_dw_fwd_nhwc_f64(&g, <const double *>p.src, <const double *>p.w,
+                                        <const double *>p.b, <double *>p.dst, nthreads)
+            else:
+                rc = cc_dw_fwd_f64(&g, <const double *>p.src, <const double *>p.w,
+                                   <const double *>p.b, <double *>p.dst, nthreads)
+    return _check(rc)
+
+
+def fwd(tuple geom, x, w, b, y, int nthreads):
+    """y = conv(x, w) + b (b over c_out; may be None).  x, w, b, y:
+    C-contiguous float32 or float64 arrays (one dtype) of the sizes ``geom``
+    gives."""
+    _fwd(geom, x, w, b, y, nthreads, False)
 
 
 def nhwc_ok(tuple geom, int elsize):
@@ -119,20 +133,7 @@ def fwd_nhwc(tuple geom, x, w, b, y, int nthreads):
     """y = conv(x, w) + b on channels-last memory: x is the (N, *in, C) and
     y the (N, *out, C) C-contiguous buffer, flattened; w (C, 1, *k) and b
     (C,) as for ``fwd``; multiplier 1 (``nhwc_ok``)."""
-    cdef cc_geom g
-    cdef int rc
-    cdef conv_ptrs p
-    _fill(&g, geom)
-    cdef int t = real_type(x, "x")
-    conv_arrays(geom, t, 0, x, w, b, y, &p)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            rc = cc_dw_fwd_nhwc_f32(&g, <const float *>p.src, <const float *>p.w,
-                                    <const float *>p.b, <float *>p.dst, nthreads)
-        else:
-            rc = cc_dw_fwd_nhwc_f64(&g, <const double *>p.src, <const double *>p.w,
-                                    <const double *>p.b, <double *>p.dst, nthreads)
-    _check(rc)
+    _fwd(geom, x, w, b, y, nthreads, True)
 
 
 def adj(tuple geom, y, w, b, x, int nthreads):

@@ -108,12 +108,11 @@ static inline void cc_plan_common(const cc_geom *g, int nthreads, int64_t elsize
     pl->direct = nb == 1 && cc_is_1x1(g);
 }
 
-/* Forward and weight gradient: tiles over output positions, chunks over
- * output channels (each chunk redoes its tile's im2col, cheap next to the
- * GEMM when it is needed at all: few, small images). */
-static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
-                                cc_plan *pl) {
-    cc_plan_common(g, nthreads, elsize, pl);
+/* Column tiles over output positions (forward and weight gradient): a
+ * block of nb small images is one tile; one image is cut into tiles whose
+ * im2col stays near CC_TILE_BYTES, and into more (of at least 96 columns)
+ * when there are fewer than two items per thread. */
+static inline void cc_plan_tiles(const cc_geom *g, int64_t elsize, cc_plan *pl) {
     const int64_t K = pl->cig * pl->kk;
     const int64_t base = cc_max64(1, pl->nblocks * g->groups);
     const int64_t P = pl->P > 0 ? pl->P : 1;
@@ -133,6 +132,18 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
         pl->ncols = cc_ceil_div(P, ntiles);
         pl->ntiles = cc_ceil_div(P, pl->ncols);
     }
+}
+
+/* Forward: tiles over output positions, chunks over output channels (each
+ * chunk redoes its tile's im2col, cheap next to the GEMM when it is needed
+ * at all: few, small images). */
+static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
+                                cc_plan *pl) {
+    cc_plan_common(g, nthreads, elsize, pl);
+    cc_plan_tiles(g, elsize, pl);
+    const int64_t K = pl->cig * pl->kk;
+    const int64_t base = cc_max64(1, pl->nblocks * g->groups);
+    const int64_t want = 2 * (int64_t)pl->nt;
     int64_t nch = 1;
     if (pl->nt > 1 && base * pl->ntiles < want && pl->cog >= 32)
         nch = cc_max64(1, cc_min64(cc_ceil_div(want, base * pl->ntiles), pl->cog / 16));
@@ -157,25 +168,9 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
 static inline void cc_plan_wgrad(const cc_geom *g, int nthreads, int64_t elsize,
                                  cc_plan *pl) {
     cc_plan_common(g, nthreads, elsize, pl);
-    const int64_t K = pl->cig * pl->kk;
+    cc_plan_tiles(g, elsize, pl);
     const int64_t base = cc_max64(1, pl->nblocks * g->groups);
-    const int64_t P = pl->P > 0 ? pl->P : 1;
     const int64_t want = 2 * (int64_t)pl->nt;
-    if (pl->nb > 1) {
-        pl->ncols = pl->nb * P;
-        pl->ntiles = 1;
-    } else {
-        int64_t maxcols = P;
-        if (!pl->direct && K > 0)
-            maxcols = cc_min64(P, cc_max64(64, CC_TILE_BYTES / elsize / K));
-        int64_t ntiles = cc_ceil_div(P, maxcols);
-        if (pl->nt > 1 && base * ntiles < want) {
-            int64_t t = cc_min64(cc_ceil_div(want, base), cc_max64(1, P / 96));
-            if (t > ntiles) ntiles = t;
-        }
-        pl->ncols = cc_ceil_div(P, ntiles);
-        pl->ntiles = cc_ceil_div(P, pl->ncols);
-    }
     int64_t nch = 1;
     if (pl->nt > 1 && base * pl->ntiles < want && pl->cig > 1)
         nch = cc_min64(pl->cig, cc_ceil_div(want, base * pl->ntiles));
