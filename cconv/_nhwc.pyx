@@ -4,7 +4,9 @@
 ``x`` is the flattened channels-last input (batch, *in, c_in), ``w`` the
 flattened weight as PyTorch stores it, ``y`` the flattened result, channels
 last when ``y_cl`` else channels first; ``geom`` is ``ConvParams.geom()``.
-Scratch memory is a uint8 array from ``cconv._config.workspace``.
+Scratch memory is a uint8 array from ``cconv._config.workspace``.  The
+layout transpose (``transpose``) has a tile kernel per instruction set,
+chosen like the depthwise kernels' (``set_isa`` forces one, for tests).
 """
 from libc.stdint cimport int64_t
 
@@ -14,6 +16,8 @@ from ._arrays cimport conv_arrays, conv_ptrs, real_type, ws_ptr
 from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
 cnp.import_array()
+
+include "_isa.pxi"
 
 cdef extern from "nhwc_conv.h" nogil:
     int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize)
