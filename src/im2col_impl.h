@@ -14,7 +14,7 @@
 static inline int64_t CC_CAT(cc_first_valid_, CC_SFX)(int64_t s, int64_t pad,
                                                       int64_t off, int64_t n) {
     int64_t num = pad - off; /* need o*s >= num */
-    int64_t o = num <= 0 ? 0 : (num + s - 1) / s;
+    int64_t o = num <= 0 ? 0 : s == 1 ? num : (num + s - 1) / s;
     return o > n ? n : o;
 }
 
@@ -23,7 +23,7 @@ static inline int64_t CC_CAT(cc_end_valid_, CC_SFX)(int64_t s, int64_t pad,
                                                     int64_t off, int64_t len,
                                                     int64_t n) {
     int64_t num = len + pad - off; /* need o*s < num */
-    int64_t o = num <= 0 ? 0 : (num + s - 1) / s;
+    int64_t o = num <= 0 ? 0 : s == 1 ? num : (num + s - 1) / s;
     return o > n ? n : o;
 }
 
@@ -65,9 +65,13 @@ void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
             memcpy(col + r * ldc, x + r * plane + p0, (size_t)np * sizeof(CC_T));
         return;
     }
+    /* the output line of p0; rows are walked by counters, with no
+     * division per row (small planes have many short rows: 8 images of
+     * 7x7, 128 channels, 5x5 taps are 25600 rows of 3 lines of 3, and five
+     * divisions per row made im2col 3x the GEMM) */
+    const int64_t q2 = p0 % O2, q1 = (p0 / O2) % O1, q0 = p0 / O2 / O1;
+    int64_t t2 = 0, t1 = 0, t0 = 0, ci = 0;
     for (int64_t r = 0; r < rows; ++r) {
-        int64_t t2 = r % K2, t1 = (r / K2) % K1, t0 = (r / (K2 * K1)) % K0;
-        int64_t ci = r / (K0 * K1 * K2);
         const CC_T *xc = x + ci * plane;
         CC_T *dst = col + r * ldc;
         const int64_t off2 = t2 * D2;
@@ -75,7 +79,7 @@ void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
         const int64_t hi2 = CC_CAT(cc_end_valid_, CC_SFX)(S2, P2, off2, I2, O2);
         int64_t p = p0, end = p0 + np;
         /* the output line of p, advanced line by line (no divisions per line) */
-        int64_t o2 = p0 % O2, o1 = (p0 / O2) % O1, o0 = p0 / O2 / O1;
+        int64_t o2 = q2, o1 = q1, o0 = q0;
         for (; p < end; o2 = 0, (++o1 == O1 ? (o1 = 0, ++o0) : 0)) {
             int64_t n2 = O2 - o2;
             if (n2 > end - p) n2 = end - p;
@@ -111,6 +115,16 @@ void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
             }
             p += n2;
         }
+        if (++t2 == K2) {
+            t2 = 0;
+            if (++t1 == K1) {
+                t1 = 0;
+                if (++t0 == K0) {
+                    t0 = 0;
+                    ++ci;
+                }
+            }
+        }
     }
 }
 
@@ -128,9 +142,9 @@ void CC_CAT(cc_col2im_, CC_SFX)(const cc_geom *g, int64_t cin,
      * added together, interleaved, into contiguous x (a stride-2 scatter
      * does not vectorise) */
     const int pair = S2 == 2 && D2 == 1 && K2 >= 2;
+    const int64_t q2 = p0 % O2, q1 = (p0 / O2) % O1, q0 = p0 / O2 / O1;
+    int64_t t2 = 0, t1 = 0, t0 = 0, ci = 0; /* row r's tap and channel */
     for (int64_t r = 0; r < rows;) {
-        int64_t t2 = r % K2, t1 = (r / K2) % K1, t0 = (r / (K2 * K1)) % K0;
-        int64_t ci = r / (K0 * K1 * K2);
         CC_T *xc = x + ci * plane;
         const int two = pair && t2 % 2 == 0 && t2 + 1 < K2;
         const CC_T *srcrow = col + r * ldc, *srcrow2 = srcrow + ldc;
@@ -142,7 +156,7 @@ void CC_CAT(cc_col2im_, CC_SFX)(const cc_geom *g, int64_t cin,
         const int64_t hi2b = two ? CC_CAT(cc_end_valid_, CC_SFX)(S2, P2, off2 + 1, I2, O2) : 0;
         int64_t p = p0, end = p0 + np;
         /* the output line of p, advanced line by line (no divisions per line) */
-        int64_t o2 = p0 % O2, o1 = (p0 / O2) % O1, o0 = p0 / O2 / O1;
+        int64_t o2 = q2, o1 = q1, o0 = q0;
         for (; p < end; o2 = 0, (++o1 == O1 ? (o1 = 0, ++o0) : 0)) {
             int64_t n2 = O2 - o2;
             if (n2 > end - p) n2 = end - p;
@@ -177,7 +191,19 @@ void CC_CAT(cc_col2im_, CC_SFX)(const cc_geom *g, int64_t cin,
             }
             p += n2;
         }
-        r += two ? 2 : 1;
+        for (int step = two ? 2 : 1; step > 0; --step) {
+            ++r;
+            if (++t2 == K2) {
+                t2 = 0;
+                if (++t1 == K1) {
+                    t1 = 0;
+                    if (++t0 == K0) {
+                        t0 = 0;
+                        ++ci;
+                    }
+                }
+            }
+        }
     }
 }
 
