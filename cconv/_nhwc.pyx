@@ -64,6 +64,8 @@ def fwd(tuple geom, x, w, b, y, int y_cl, ws, int nthreads):
 cdef extern from "transpose.h" nogil:
     int cc_transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
                      const void *src, void *dst, int nthreads)
+    int cc_weight_adjoint(int64_t groups, int64_t cog, int64_t cig, int64_t kk,
+                          int64_t elsize, const void *src, void *dst, int nthreads)
 
 
 def transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
@@ -81,3 +83,21 @@ def transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
         rc = cc_transpose(batch, rows, cols, elsize, ps, pd, nthreads)
     if rc != CC_OK:
         raise ValueError(f"cconv: transpose cannot handle elements of {elsize} bytes")
+
+
+def weight_adjoint(int64_t groups, int64_t cog, int64_t cig, int64_t kk, int64_t elsize,
+                   const unsigned char[::1] src, unsigned char[::1] dst, int nthreads):
+    """dst[g][ci][co][kk-1-t] = src[g][co][ci][t] (raw bytes, elements of
+    elsize bytes): the weight of a stride-1 adjoint run as a forward."""
+    cdef int64_t n = groups * cog * cig * kk * elsize
+    if src.shape[0] != n or dst.shape[0] != n:
+        raise ValueError("cconv: weight_adjoint buffers of the wrong size")
+    if n == 0:
+        return
+    cdef const void *ps = <const void *>&src[0]
+    cdef void *pd = <void *>&dst[0]
+    cdef int rc
+    with nogil:
+        rc = cc_weight_adjoint(groups, cog, cig, kk, elsize, ps, pd, nthreads)
+    if rc != CC_OK:
+        raise ValueError(f"cconv: weight_adjoint cannot handle elements of {elsize} bytes")

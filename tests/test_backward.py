@@ -931,3 +931,83 @@ def test_gemm_wgrad_work_split(xshape, wshape, stride, pad, groups, nthreads, re
             groups, (False, True, False), backend="gemm")
         ref = ref_conv_grad_weight(x, gy, w.shape, stride, pad, None, 1, groups)
         assert rel_err(gw, ref) <= (1e-5 if dt == np.float32 else 1e-12), (xshape, wshape, dt)
+
+
+# ---- grad_input of a stride-1 convolution: forward form or col2im ----
+
+def _weight_adjoint_ref(w, groups):
+    cout, cig = w.shape[:2]
+    k = w.shape[2:]
+    w6 = w.reshape((groups, cout // groups, cig) + k)
+    flip = (slice(None),) * 3 + (slice(None, None, -1),) * len(k)
+    return np.ascontiguousarray(w6.transpose((0, 2, 1) + tuple(range(3, 3 + len(k))))[flip]) \
+        .reshape((groups * cig, cout // groups) + k)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_flipped_weight_matches_numpy(dtype, restore_threads):
+    """The C weight transform of the forward form (channels swapped per
+    group, taps reversed), bit for bit, 1-3 threads, 1-3 spatial dims,
+    groups, 1x1 (the plain transpose) and big weights (threaded)."""
+    from cconv.backends._gemm_common import _flipped_weight
+    rng = np.random.default_rng(5)
+    shapes = [((8, 3, 3, 3), 1), ((12, 4, 5), 3), ((6, 2, 3, 3, 3), 2), ((256, 128, 31), 1),
+              ((64, 8, 1, 1), 4), ((9, 1, 3, 3), 9), ((512, 160, 3, 3), 1), ((5, 7, 2, 4), 1),
+              ((40, 30, 2, 3, 2), 5)]
+    for shape, g in shapes:
+        w = rng.standard_normal(shape).astype(dtype)
+        nk = len(shape) - 2
+        k3 = (1,) * (3 - nk) + shape[2:]
+        geom = (1, g, shape[1] * g, shape[0], (4, 4, 4), (4, 4, 4), k3, (1, 1, 1), (0, 0, 0),
+                (1, 1, 1))
+        want = _weight_adjoint_ref(w, g)
+        for nt in (1, 2, 3):
+            cconv.set_num_threads(nt)
+            got = _flipped_weight(geom, w)
+            assert np.array_equal(got.reshape(want.shape), want), (shape, g, nt)
+        # a non-contiguous weight gives the same
+        wf = np.asfortranarray(w)
+        assert np.array_equal(_flipped_weight(geom, wf).reshape(want.shape), want)
+
+
+def test_weight_adjoint_argument_checks():
+    from cconv import _nhwc
+    a = np.zeros(36, np.uint8)
+    with pytest.raises(ValueError, match="2 bytes"):
+        _nhwc.weight_adjoint(1, 2, 3, 3, 2, a, np.zeros(36, np.uint8), 1)
+    with pytest.raises(ValueError, match="wrong size"):
+        _nhwc.weight_adjoint(1, 2, 3, 3, 4, a, np.zeros(40, np.uint8), 1)
+    _nhwc.weight_adjoint(0, 2, 3, 3, 4, np.zeros(0, np.uint8), np.zeros(0, np.uint8), 1)
+
+
+@pytest.mark.parametrize("case", [
+    # (input shape, weight shape, padding, dilation, forward form expected)
+    ((4, 16, 64), (32, 16, 31), 0, 2, False),       # 64 -> 4 positions: col2im
+    ((2, 8, 7, 7), (6, 8, 5, 5), 0, 1, False),      # 7x7 -> 3x3
+    ((2, 4, 6, 6, 6), (4, 4, 3, 3, 3), 0, 1, False),  # 6^3 -> 4^3
+    ((4, 8, 512), (8, 8, 9), 4, 1, True),           # 'same' 1-D
+    ((2, 8, 24, 24), (8, 8, 3, 3), 1, 1, True),     # 'same' 2-D
+    ((2, 8, 28, 28), (8, 8, 7, 7), 0, 1, False),    # 28 -> 22: 1.62 positions
+    ((2, 8, 30, 30), (8, 8, 3, 3), 0, 1, True),     # 30 -> 28: 1.15
+])
+def test_grad_input_forward_form_or_col2im(case, monkeypatch):
+    """Stride-1 grad_input runs as a forward convolution (igemm) unless the
+    input has many more positions than the output (a 'valid' convolution of
+    a small image with a large kernel), where col2im does only the real
+    products; values against the float64 reference either way."""
+    from cconv.backends import _gemm_common
+    xs, ws, pad, dil, want_forward = case
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(xs)
+    w = rng.standard_normal(ws)
+    nd = len(xs) - 2
+    y = ref_conv(x, w, None, 1, pad, None, dil, 1)
+    gy = rng.standard_normal(y.shape)
+    calls = []
+    real = _gemm_common.plain_forward
+    monkeypatch.setattr(_gemm_common, "plain_forward", lambda *a: (calls.append(1), real(*a)))
+    gi, _, _ = cconv.convolution_backward(gy, x, w, None, (1,) * nd, (pad,) * nd, (dil,) * nd,
+                                          False, (0,) * nd, 1, (True, False, False),
+                                          backend=Backend.GEMM)
+    assert bool(calls) == want_forward
+    assert rel_err(gi, ref_conv_grad_input(gy, w, xs, 1, pad, None, dil, 1)) <= 1e-12
