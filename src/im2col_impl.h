@@ -50,6 +50,19 @@ static inline void CC_CAT(cc_copy_, CC_SFX)(CC_T *d, const CC_T *s, int64_t n) {
     for (int64_t j = 0; j < n; ++j) d[j] = s[j];
 }
 
+/* Row r + 1's tap (t0, t1, t2) and input channel from row r's: rows are
+ * (ci, t0, t1, t2) in row-major order. */
+static inline void CC_CAT(cc_next_row_, CC_SFX)(const cc_geom *g, int64_t *t0, int64_t *t1,
+                                                int64_t *t2, int64_t *ci) {
+    if (++*t2 < g->k[2]) return;
+    *t2 = 0;
+    if (++*t1 < g->k[1]) return;
+    *t1 = 0;
+    if (++*t0 < g->k[0]) return;
+    *t0 = 0;
+    ++*ci;
+}
+
 void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
                                 int64_t p0, int64_t np, CC_T *col,
                                 int64_t ldc) {
@@ -115,16 +128,7 @@ void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
             }
             p += n2;
         }
-        if (++t2 == K2) {
-            t2 = 0;
-            if (++t1 == K1) {
-                t1 = 0;
-                if (++t0 == K0) {
-                    t0 = 0;
-                    ++ci;
-                }
-            }
-        }
+        CC_CAT(cc_next_row_, CC_SFX)(g, &t0, &t1, &t2, &ci);
     }
 }
 
@@ -191,19 +195,8 @@ void CC_CAT(cc_col2im_, CC_SFX)(const cc_geom *g, int64_t cin,
             }
             p += n2;
         }
-        for (int step = two ? 2 : 1; step > 0; --step) {
-            ++r;
-            if (++t2 == K2) {
-                t2 = 0;
-                if (++t1 == K1) {
-                    t1 = 0;
-                    if (++t0 == K0) {
-                        t0 = 0;
-                        ++ci;
-                    }
-                }
-            }
-        }
+        for (int step = two ? 2 : 1; step > 0; --step, ++r)
+            CC_CAT(cc_next_row_, CC_SFX)(g, &t0, &t1, &t2, &ci);
     }
 }
 

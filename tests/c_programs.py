@@ -25,6 +25,38 @@ def run_check(cmd) -> str:
     return r.stdout
 
 
+def cc_missing(program: str) -> str | None:
+    """Why ``program`` (a tests/c file) cannot be built here, or None."""
+    if shutil.which(os.environ.get("CC", "gcc")) is None:
+        return f"no C compiler (gcc) to build tests/c/{program}"
+    return None
+
+
+def asan_missing(program: str) -> str | None:
+    """Why ``program`` cannot be built with AddressSanitizer here, or None."""
+    why = cc_missing(program)
+    if why:
+        return why
+    r = subprocess.run([os.environ.get("CC", "gcc"), "-fsanitize=address", "-x", "c", "-",
+                        "-o", os.devnull], input="int main(void){return 0;}",
+                       capture_output=True, text=True)
+    return None if r.returncode == 0 else "the C compiler cannot link -fsanitize=address"
+
+
+def simde_missing(program: str, module_isas) -> str | None:
+    """Why ``program``'s AVX-512 kernels cannot be built on SIMDe's portable
+    AVX-512 and run here, or None (``module_isas``: the kernel module's
+    available_isas())."""
+    why = cc_missing(program)
+    if why:
+        return why
+    if not pathlib.Path("/usr/include/simde/x86/avx512.h").exists():
+        return "SIMDe headers absent (Debian: apt-get install libsimde-dev)"
+    if "avx2" not in module_isas:
+        return "the SIMDe build of the AVX-512 kernel needs an AVX2 CPU"
+    return None
+
+
 def neon_missing() -> str | None:
     """Why the aarch64 cross build cannot run under qemu here, or None."""
     if shutil.which("aarch64-linux-gnu-gcc") is None:

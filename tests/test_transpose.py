@@ -6,10 +6,6 @@ cconv._layout; the argument checks; the C check program natively, on
 SIMDe's AVX-512, under AddressSanitizer and for aarch64 under qemu."""
 from __future__ import annotations
 
-import os
-import pathlib
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -127,9 +123,7 @@ def test_set_isa_rejects_unknown(isa_guard):
 # ---- the C check program: native, SIMDe AVX-512, ASan, aarch64 under qemu ----
 
 def _cc_missing():
-    if shutil.which(os.environ.get("CC", "gcc")) is None:
-        return "no C compiler (gcc) to build tests/c/tr_check.c"
-    return None
+    return c_programs.cc_missing("tr_check.c")
 
 
 def _build(mode, out):
@@ -146,12 +140,7 @@ def test_c_native(tmp_path):
 
 
 def _asan_missing():
-    if _cc_missing():
-        return _cc_missing()
-    r = subprocess.run([os.environ.get("CC", "gcc"), "-fsanitize=address", "-x", "c", "-",
-                        "-o", os.devnull], input="int main(void){return 0;}",
-                       capture_output=True, text=True)
-    return None if r.returncode == 0 else "the C compiler cannot link -fsanitize=address"
+    return c_programs.asan_missing("tr_check.c")
 
 
 @pytest.mark.skipif(_asan_missing() is not None, reason=str(_asan_missing()))
@@ -163,13 +152,7 @@ def test_c_asan(tmp_path):
 
 
 def _simde_missing():
-    if _cc_missing():
-        return _cc_missing()
-    if not pathlib.Path("/usr/include/simde/x86/avx512.h").exists():
-        return "SIMDe headers absent (Debian: apt-get install libsimde-dev)"
-    if "avx2" not in ISAS:
-        return "the SIMDe build of the AVX-512 kernel needs an AVX2 CPU"
-    return None
+    return c_programs.simde_missing("tr_check.c", ISAS)
 
 
 @pytest.mark.skipif(_simde_missing() is not None, reason=str(_simde_missing()))

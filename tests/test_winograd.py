@@ -421,9 +421,7 @@ _run = c_programs.run_check
 
 
 def _cc_missing():
-    if shutil.which(os.environ.get("CC", "gcc")) is None:
-        return "no C compiler (gcc) to build tests/c/winograd_check.c"
-    return None
+    return c_programs.cc_missing("winograd_check.c")
 
 
 @pytest.mark.skipif(_cc_missing() is not None, reason=str(_cc_missing()))
@@ -438,12 +436,7 @@ def test_c_native(tmp_path):
 
 
 def _asan_missing():
-    if _cc_missing():
-        return _cc_missing()
-    r = subprocess.run([os.environ.get("CC", "gcc"), "-fsanitize=address", "-x", "c", "-",
-                        "-o", os.devnull], input="int main(void){return 0;}",
-                       capture_output=True, text=True)
-    return None if r.returncode == 0 else "the C compiler cannot link -fsanitize=address"
+    return c_programs.asan_missing("winograd_check.c")
 
 
 @pytest.mark.skipif(_asan_missing() is not None, reason=str(_asan_missing()))
@@ -456,13 +449,7 @@ def test_c_asan(tmp_path):
 
 
 def _simde_missing():
-    if _cc_missing():
-        return _cc_missing()
-    if not pathlib.Path("/usr/include/simde/x86/avx512.h").exists():
-        return "SIMDe headers absent (Debian: apt-get install libsimde-dev)"
-    if "avx2" not in ISAS:
-        return "the SIMDe build of the AVX-512 kernel needs an AVX2 CPU"
-    return None
+    return c_programs.simde_missing("winograd_check.c", ISAS)
 
 
 @pytest.mark.skipif(_simde_missing() is not None, reason=str(_simde_missing()))

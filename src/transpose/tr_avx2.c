@@ -48,27 +48,11 @@ tr_4x4_b64_avx2(const double *s, int64_t ls, double *d, int64_t ld)
 void cc_tr_tile_b32_avx2(const void *src, int64_t ls, void *dst, int64_t ld, int64_t nr,
                          int64_t nc)
 {
-    const float *s = (const float *)src;
-    float *d = (float *)dst;
-    const int64_t r8 = nr - nr % 8, c8 = nc - nc % 8;
-    for (int64_t r = 0; r < r8; r += 8)
-        for (int64_t c = 0; c < c8; c += 8)
-            tr_8x8_b32_avx2(s + r * ls + c, ls, d + c * ld + r, ld);
-    const uint32_t *su = (const uint32_t *)src;
-    uint32_t *du = (uint32_t *)dst;
-    CC_TR_EDGES(uint32_t, su, ls, du, ld, nr, nc, r8, c8);
+    CC_TR_BLOCKED(float, uint32_t, 8, tr_8x8_b32_avx2, src, ls, dst, ld, nr, nc);
 }
 
 void cc_tr_tile_b64_avx2(const void *src, int64_t ls, void *dst, int64_t ld, int64_t nr,
                          int64_t nc)
 {
-    const double *s = (const double *)src;
-    double *d = (double *)dst;
-    const int64_t r4 = nr - nr % 4, c4 = nc - nc % 4;
-    for (int64_t r = 0; r < r4; r += 4)
-        for (int64_t c = 0; c < c4; c += 4)
-            tr_4x4_b64_avx2(s + r * ls + c, ls, d + c * ld + r, ld);
-    const uint64_t *su = (const uint64_t *)src;
-    uint64_t *du = (uint64_t *)dst;
-    CC_TR_EDGES(uint64_t, su, ls, du, ld, nr, nc, r4, c4);
+    CC_TR_BLOCKED(double, uint64_t, 4, tr_4x4_b64_avx2, src, ls, dst, ld, nr, nc);
 }

@@ -76,27 +76,11 @@ tr_8x8_b64_avx512(const double *s, int64_t ls, double *d, int64_t ld)
 void cc_tr_tile_b32_avx512(const void *src, int64_t ls, void *dst, int64_t ld, int64_t nr,
                            int64_t nc)
 {
-    const float *s = (const float *)src;
-    float *d = (float *)dst;
-    const int64_t r16 = nr - nr % 16, c16 = nc - nc % 16;
-    for (int64_t r = 0; r < r16; r += 16)
-        for (int64_t c = 0; c < c16; c += 16)
-            tr_16x16_b32_avx512(s + r * ls + c, ls, d + c * ld + r, ld);
-    const uint32_t *su = (const uint32_t *)src;
-    uint32_t *du = (uint32_t *)dst;
-    CC_TR_EDGES(uint32_t, su, ls, du, ld, nr, nc, r16, c16);
+    CC_TR_BLOCKED(float, uint32_t, 16, tr_16x16_b32_avx512, src, ls, dst, ld, nr, nc);
 }
 
 void cc_tr_tile_b64_avx512(const void *src, int64_t ls, void *dst, int64_t ld, int64_t nr,
                            int64_t nc)
 {
-    const double *s = (const double *)src;
-    double *d = (double *)dst;
-    const int64_t r8 = nr - nr % 8, c8 = nc - nc % 8;
-    for (int64_t r = 0; r < r8; r += 8)
-        for (int64_t c = 0; c < c8; c += 8)
-            tr_8x8_b64_avx512(s + r * ls + c, ls, d + c * ld + r, ld);
-    const uint64_t *su = (const uint64_t *)src;
-    uint64_t *du = (uint64_t *)dst;
-    CC_TR_EDGES(uint64_t, su, ls, du, ld, nr, nc, r8, c8);
+    CC_TR_BLOCKED(double, uint64_t, 8, tr_8x8_b64_avx512, src, ls, dst, ld, nr, nc);
 }

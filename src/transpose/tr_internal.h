@@ -55,4 +55,20 @@ CC_TR_HIDDEN const cc_tr_isa *cc_tr_current(void);
                 (d)[c_ * (ld) + r_] = (s)[r_ * (ls) + c_];                    \
     } while (0)
 
+/* The body of a SIMD tile kernel: whole B x B blocks by BLOCK(s, ls, d,
+ * ld) on elements of type T, the rest by CC_TR_EDGES on U (an unsigned
+ * type of T's size), so that bits pass unchanged. */
+#define CC_TR_BLOCKED(T, U, B, BLOCK, src, ls, dst, ld, nr, nc)               \
+    do {                                                                      \
+        const T *s_ = (const T *)(src);                                       \
+        T *d_ = (T *)(dst);                                                   \
+        const int64_t rb_ = (nr) - (nr) % (B), cb_ = (nc) - (nc) % (B);       \
+        for (int64_t r_ = 0; r_ < rb_; r_ += (B))                             \
+            for (int64_t c_ = 0; c_ < cb_; c_ += (B))                         \
+                BLOCK(s_ + r_ * (ls) + c_, (ls), d_ + c_ * (ld) + r_, (ld));  \
+        const U *su_ = (const U *)(src);                                      \
+        U *du_ = (U *)(dst);                                                  \
+        CC_TR_EDGES(U, su_, ls, du_, ld, nr, nc, rb_, cb_);                   \
+    } while (0)
+
 #endif

@@ -24,29 +24,22 @@ tr_4x4_b32_neon(const uint32_t *s, int64_t ls, uint32_t *d, int64_t ld)
     vst1q_u32(d + 3 * ld, vreinterpretq_u32_u64(vtrn2q_u64(a1, a3)));
 }
 
+static inline __attribute__((always_inline)) void
+tr_2x2_b64_neon(const uint64_t *s, int64_t ls, uint64_t *d, int64_t ld)
+{
+    const uint64x2_t a = vld1q_u64(s), b = vld1q_u64(s + ls);
+    vst1q_u64(d, vtrn1q_u64(a, b));
+    vst1q_u64(d + ld, vtrn2q_u64(a, b));
+}
+
 void cc_tr_tile_b32_neon(const void *src, int64_t ls, void *dst, int64_t ld, int64_t nr,
                          int64_t nc)
 {
-    const uint32_t *s = (const uint32_t *)src;
-    uint32_t *d = (uint32_t *)dst;
-    const int64_t r4 = nr - nr % 4, c4 = nc - nc % 4;
-    for (int64_t r = 0; r < r4; r += 4)
-        for (int64_t c = 0; c < c4; c += 4)
-            tr_4x4_b32_neon(s + r * ls + c, ls, d + c * ld + r, ld);
-    CC_TR_EDGES(uint32_t, s, ls, d, ld, nr, nc, r4, c4);
+    CC_TR_BLOCKED(uint32_t, uint32_t, 4, tr_4x4_b32_neon, src, ls, dst, ld, nr, nc);
 }
 
 void cc_tr_tile_b64_neon(const void *src, int64_t ls, void *dst, int64_t ld, int64_t nr,
                          int64_t nc)
 {
-    const uint64_t *s = (const uint64_t *)src;
-    uint64_t *d = (uint64_t *)dst;
-    const int64_t r2 = nr - nr % 2, c2 = nc - nc % 2;
-    for (int64_t r = 0; r < r2; r += 2)
-        for (int64_t c = 0; c < c2; c += 2) {
-            const uint64x2_t a = vld1q_u64(s + r * ls + c), b = vld1q_u64(s + (r + 1) * ls + c);
-            vst1q_u64(d + c * ld + r, vtrn1q_u64(a, b));
-            vst1q_u64(d + (c + 1) * ld + r, vtrn2q_u64(a, b));
-        }
-    CC_TR_EDGES(uint64_t, s, ls, d, ld, nr, nc, r2, c2);
+    CC_TR_BLOCKED(uint64_t, uint64_t, 2, tr_2x2_b64_neon, src, ls, dst, ld, nr, nc);
 }
