@@ -63,6 +63,69 @@ static inline void CC_CAT(cc_next_row_, CC_SFX)(const cc_geom *g, int64_t *t0, i
     ++*ci;
 }
 
+/* Small planes with short output lines, whole images: each channel's
+ * plane is first copied into a zeroed buffer holding every padded
+ * coordinate the taps read, so that a row is three plain strided loops
+ * with no bounds check.  Line by line, the checks and zero runs cost more
+ * than the copying (8 images of 7x7, 128 channels, 5x5 taps: 76800 lines
+ * of 3, im2col twice the GEMM).  0 where it does not apply. */
+#ifndef CC_PAD_PLANE_MAX
+#define CC_PAD_PLANE_MAX 4096 /* elements of the padded-plane buffer */
+#define CC_PAD_LINE_MAX 16    /* output lines longer than this: line by line */
+#endif
+
+/* short copies stay inline loops: GCC's loop distribution made library
+ * calls of them (memcpy of 7 elements through the PLT was half the time) */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
+static int CC_CAT(cc_im2col_small_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
+                                            int64_t p0, int64_t np, CC_T *col, int64_t ldc) {
+    const int64_t O0 = g->out[0], O1 = g->out[1], O2 = g->out[2];
+    if (p0 != 0 || np != O0 * O1 * O2 || O2 > CC_PAD_LINE_MAX) return 0;
+    int64_t E[3]; /* padded extent read by the taps, per dim */
+    for (int d = 0; d < 3; ++d) {
+        if (g->pad[d] < 0) return 0;
+        E[d] = (g->out[d] - 1) * g->stride[d] + (g->k[d] - 1) * g->dil[d] + 1;
+    }
+    if (E[0] > CC_PAD_PLANE_MAX || E[1] > CC_PAD_PLANE_MAX || E[2] > CC_PAD_PLANE_MAX ||
+        E[0] * E[1] * E[2] > CC_PAD_PLANE_MAX)
+        return 0;
+    CC_T buf[CC_PAD_PLANE_MAX];
+    const int64_t I0 = g->in[0], I1 = g->in[1], I2 = g->in[2];
+    const int64_t K0 = g->k[0], K1 = g->k[1], K2 = g->k[2];
+    const int64_t S0 = g->stride[0], S1 = g->stride[1], S2 = g->stride[2];
+    const int64_t D0 = g->dil[0], D1 = g->dil[1], D2 = g->dil[2];
+    const int64_t E12 = E[1] * E[2];
+    /* the input's part inside the extent: rows [0, n0) x [0, n1) x [0, n2)
+     * land at (pad0 + i0, pad1 + i1, pad2 + i2) */
+    const int64_t n0 = cc_min64(I0, E[0] - g->pad[0]), n1 = cc_min64(I1, E[1] - g->pad[1]),
+                  n2 = cc_min64(I2, E[2] - g->pad[2]);
+    int64_t r = 0;
+    for (int64_t ci = 0; ci < cin; ++ci) {
+        const CC_T *xc = x + ci * I0 * I1 * I2;
+        for (int64_t e = 0; e < E[0] * E12; ++e) buf[e] = 0;
+        for (int64_t i0 = 0; i0 < n0; ++i0)
+            for (int64_t i1 = 0; i1 < n1; ++i1) {
+                CC_T *b = buf + ((g->pad[0] + i0) * E[1] + g->pad[1] + i1) * E[2] + g->pad[2];
+                const CC_T *a = xc + (i0 * I1 + i1) * I2;
+                for (int64_t i2 = 0; i2 < n2; ++i2) b[i2] = a[i2];
+            }
+        for (int64_t t0 = 0; t0 < K0; ++t0)
+            for (int64_t t1 = 0; t1 < K1; ++t1)
+                for (int64_t t2 = 0; t2 < K2; ++t2, ++r) {
+                    CC_T *d = col + r * ldc;
+                    for (int64_t o0 = 0; o0 < O0; ++o0)
+                        for (int64_t o1 = 0; o1 < O1; ++o1, d += O2) {
+                            const CC_T *b = buf + (o0 * S0 + t0 * D0) * E12 +
+                                            (o1 * S1 + t1 * D1) * E[2] + t2 * D2;
+                            for (int64_t o2 = 0; o2 < O2; ++o2) d[o2] = b[o2 * S2];
+                        }
+                }
+    }
+    return 1;
+}
+
 void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
                                 int64_t p0, int64_t np, CC_T *col,
                                 int64_t ldc) {
@@ -78,6 +141,7 @@ void CC_CAT(cc_im2col_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
             memcpy(col + r * ldc, x + r * plane + p0, (size_t)np * sizeof(CC_T));
         return;
     }
+    if (CC_CAT(cc_im2col_small_, CC_SFX)(g, cin, x, p0, np, col, ldc)) return;
     /* the output line of p0; rows are walked by counters, with no
      * division per row (small planes have many short rows: 8 images of
      * 7x7, 128 channels, 5x5 taps are 25600 rows of 3 lines of 3, and five
