@@ -1081,3 +1081,37 @@ def test_small_planes_padded_plane_im2col(seed, restore_threads):
                                               (False, True, False), backend="gemm")
         from reference import ref_conv_grad_weight
         assert rel_err(gw, ref_conv_grad_weight(x, gy, w.shape, s, p, None, d, g)) <= tol * 10
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_small_planes_padded_plane_col2im(seed, restore_threads):
+    """col2im of whole small images (the transposed forward and the strided
+    grad_input of the GEMM backends) adds into a zero-padded plane
+    (src/im2col_impl.h), stride-2 taps in interleaved pairs: random 1-3-D
+    transposed layers with stride 1-3, dilation, padding, output padding
+    and groups against the float64 reference, 1-3 threads."""
+    rng = np.random.default_rng(700 + seed)
+    for it in range(8):
+        nsp = int(rng.integers(1, 4))
+        g = int(rng.choice([1, 2, 4]))
+        cin = g * int(rng.integers(1, 12))
+        cog = int(rng.integers(1, 12))
+        k = tuple(int(v) for v in rng.integers(1, 6, nsp))
+        size = tuple(int(v) for v in rng.integers(1, 12 if nsp < 3 else 6, nsp))
+        s = tuple(int(v) for v in rng.choice([1, 2, 2, 3], nsp))
+        d = tuple(int(v) for v in rng.choice([1, 1, 2], nsp))
+        p = tuple(int(min(rng.integers(0, 3), d[i] * (k[i] - 1))) for i in range(nsp))
+        op = tuple(int(rng.integers(0, max(s[i], d[i]))) for i in range(nsp))
+        out = [(size[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1
+               for i in range(nsp)]
+        if min(out) < 1:
+            continue
+        dt = np.float64 if it % 2 else np.float32
+        cconv.set_num_threads(1 + it % 3)
+        n = int(rng.integers(1, 4))
+        x = rng.standard_normal((n, cin) + size).astype(dt)
+        w = rng.standard_normal((cin, cog) + k).astype(dt)
+        b = rng.standard_normal(cog * g).astype(dt)
+        y = cconv.convolution(x, w, b, s, p, d, True, op, g, backend="gemm_transpose")
+        tol = 1e-5 if dt == np.float32 else 1e-12
+        assert rel_err(y, ref_conv_transpose(x, w, b, s, p, op, g, d)) <= tol, (size, k, s, p)
