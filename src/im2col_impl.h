@@ -74,6 +74,23 @@ static inline void CC_CAT(cc_next_row_, CC_SFX)(const cc_geom *g, int64_t *t0, i
 #define CC_PAD_LINE_MAX 16    /* output lines longer than this: line by line */
 #endif
 
+/* Whether the padded-plane form applies to columns [p0, p0 + np): whole
+ * images, output lines of at most CC_PAD_LINE_MAX, a padded extent E of
+ * at most CC_PAD_PLANE_MAX elements; then E (the padded coordinates the
+ * taps reach, per dim) and n (the input's part inside it, per dim). */
+static inline int CC_CAT(cc_pad_plane_dims_, CC_SFX)(const cc_geom *g, int64_t p0, int64_t np,
+                                                    int64_t E[3], int64_t n[3]) {
+    if (p0 != 0 || np != g->out[0] * g->out[1] * g->out[2] || g->out[2] > CC_PAD_LINE_MAX)
+        return 0;
+    for (int d = 0; d < 3; ++d) {
+        if (g->pad[d] < 0) return 0;
+        E[d] = (g->out[d] - 1) * g->stride[d] + (g->k[d] - 1) * g->dil[d] + 1;
+        if (E[d] > CC_PAD_PLANE_MAX) return 0;
+        n[d] = cc_min64(g->in[d], E[d] - g->pad[d]);
+    }
+    return E[0] * E[1] * E[2] <= CC_PAD_PLANE_MAX;
+}
+
 /* short copies stay inline loops: GCC's loop distribution made library
  * calls of them (memcpy of 7 elements through the PLT was half the time) */
 #if defined(__GNUC__) && !defined(__clang__)
@@ -81,26 +98,18 @@ __attribute__((optimize("no-tree-loop-distribute-patterns")))
 #endif
 static int CC_CAT(cc_im2col_small_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *x,
                                             int64_t p0, int64_t np, CC_T *col, int64_t ldc) {
+    int64_t E[3], n[3];
+    if (!CC_CAT(cc_pad_plane_dims_, CC_SFX)(g, p0, np, E, n)) return 0;
     const int64_t O0 = g->out[0], O1 = g->out[1], O2 = g->out[2];
-    if (p0 != 0 || np != O0 * O1 * O2 || O2 > CC_PAD_LINE_MAX) return 0;
-    int64_t E[3]; /* padded extent read by the taps, per dim */
-    for (int d = 0; d < 3; ++d) {
-        if (g->pad[d] < 0) return 0;
-        E[d] = (g->out[d] - 1) * g->stride[d] + (g->k[d] - 1) * g->dil[d] + 1;
-    }
-    if (E[0] > CC_PAD_PLANE_MAX || E[1] > CC_PAD_PLANE_MAX || E[2] > CC_PAD_PLANE_MAX ||
-        E[0] * E[1] * E[2] > CC_PAD_PLANE_MAX)
-        return 0;
+    const int64_t n0 = n[0], n1 = n[1], n2 = n[2];
     CC_T buf[CC_PAD_PLANE_MAX];
     const int64_t I0 = g->in[0], I1 = g->in[1], I2 = g->in[2];
     const int64_t K0 = g->k[0], K1 = g->k[1], K2 = g->k[2];
     const int64_t S0 = g->stride[0], S1 = g->stride[1], S2 = g->stride[2];
     const int64_t D0 = g->dil[0], D1 = g->dil[1], D2 = g->dil[2];
     const int64_t E12 = E[1] * E[2];
-    /* the input's part inside the extent: rows [0, n0) x [0, n1) x [0, n2)
-     * land at (pad0 + i0, pad1 + i1, pad2 + i2) */
-    const int64_t n0 = cc_min64(I0, E[0] - g->pad[0]), n1 = cc_min64(I1, E[1] - g->pad[1]),
-                  n2 = cc_min64(I2, E[2] - g->pad[2]);
+    /* the input's part inside the extent, [0, n0) x [0, n1) x [0, n2),
+     * lands at (pad0 + i0, pad1 + i1, pad2 + i2) */
     int64_t r = 0;
     for (int64_t ci = 0; ci < cin; ++ci) {
         const CC_T *xc = x + ci * I0 * I1 * I2;
@@ -206,24 +215,16 @@ __attribute__((optimize("no-tree-loop-distribute-patterns")))
 #endif
 static int CC_CAT(cc_col2im_small_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *col,
                                             int64_t p0, int64_t np, int64_t ldc, CC_T *x) {
+    int64_t E[3], n[3];
+    if (!CC_CAT(cc_pad_plane_dims_, CC_SFX)(g, p0, np, E, n)) return 0;
     const int64_t O0 = g->out[0], O1 = g->out[1], O2 = g->out[2];
-    if (p0 != 0 || np != O0 * O1 * O2 || O2 > CC_PAD_LINE_MAX) return 0;
-    int64_t E[3];
-    for (int d = 0; d < 3; ++d) {
-        if (g->pad[d] < 0) return 0;
-        E[d] = (g->out[d] - 1) * g->stride[d] + (g->k[d] - 1) * g->dil[d] + 1;
-    }
-    if (E[0] > CC_PAD_PLANE_MAX || E[1] > CC_PAD_PLANE_MAX || E[2] > CC_PAD_PLANE_MAX ||
-        E[0] * E[1] * E[2] > CC_PAD_PLANE_MAX)
-        return 0;
+    const int64_t n0 = n[0], n1 = n[1], n2 = n[2];
     CC_T buf[CC_PAD_PLANE_MAX];
     const int64_t I0 = g->in[0], I1 = g->in[1], I2 = g->in[2];
     const int64_t K0 = g->k[0], K1 = g->k[1], K2 = g->k[2];
     const int64_t S0 = g->stride[0], S1 = g->stride[1], S2 = g->stride[2];
     const int64_t D0 = g->dil[0], D1 = g->dil[1], D2 = g->dil[2];
     const int64_t E12 = E[1] * E[2];
-    const int64_t n0 = cc_min64(I0, E[0] - g->pad[0]), n1 = cc_min64(I1, E[1] - g->pad[1]),
-                  n2 = cc_min64(I2, E[2] - g->pad[2]);
     /* stride 2, dilation 1: taps t2 and t2 + 1 fill the even and odd
      * places of the same pairs, added together (interleaved, contiguous) */
     const int pair = S2 == 2 && D2 == 1;
