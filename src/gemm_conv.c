@@ -20,14 +20,19 @@ int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {
     /* the implicit GEMM wherever its packed weight fits the workspace cap,
      * except small images with many output channels and a deep reduction
      * when the whole batch has few output positions, or the channels are
-     * very many: igemm's tiles are one image each, and there im2col + one
+     * very many, or (eighth session) a reduction of >= 256 over at most 128
+     * positions in all (a 1x1 stride-2 layer on a 7x7 image was 2x torch's
+     * time on igemm, whose weight packing streams the whole weight for 16
+     * positions): igemm's tiles are one image each, and there im2col + one
      * GEMM over the batch wins (measured, 1 and 2 threads:
      * benches/results/heuristics-2026-11-30.md) */
     const int64_t P = g->out[0] * g->out[1] * g->out[2];
     const int64_t cog = g->c_out / g->groups;
     const int64_t K = g->c_in / g->groups * g->k[0] * g->k[1] * g->k[2];
-    const int small_deep = P < 256 && cog > 32 && K >= 1024 &&
-                           ((double)g->batch * (double)P < 256.0 || (cog >= 512 && P < 100));
+    const double bp = (double)g->batch * (double)P;
+    const int small_deep =
+        P < 256 && cog > 32 &&
+        ((K >= 1024 && (bp < 256.0 || (cog >= 512 && P < 100))) || (K >= 256 && bp <= 128.0));
     if (!small_deep && cc_conv_fwd_igemm_workspace(g, nthreads, elsize) >= 0) return CC_FWD_IGEMM;
     if (cc_shift_applies(g)) return CC_FWD_SHIFT;
     return CC_FWD_IM2COL;

@@ -206,6 +206,13 @@ def test_small_deep_images_take_im2col_only_for_few_columns():
     assert set(m(8, 1024, 256, 7).values()) == {"igemm"}
     assert set(m(8, 128, 256, 16, k=4, s=2).values()) == {"igemm"}  # DCGAN grad_input
     assert set(m(8, 16, 256, 7).values()) == {"igemm"}      # reduction 144 < 1024
+    # a reduction of 256-1023 over at most 128 positions in all: im2col
+    assert set(m(1, 256, 512, 7, k=1, s=2).values()) == {"im2col"}  # 16 positions
+    assert set(m(1, 64, 128, 7).values()) == {"im2col"}     # reduction 576, 49 positions
+    assert set(m(2, 96, 128, 8).values()) == {"im2col"}     # 2 x 64
+    assert set(m(1, 40, 48, 12, k=5).values()) == {"igemm"}  # 144 positions
+    assert set(m(4, 64, 64, 7).values()) == {"igemm"}       # 4 x 49
+    assert set(m(1, 16, 64, 7).values()) == {"igemm"}       # reduction 144
 
 
 def test_bad_geometry_is_a_value_error():
