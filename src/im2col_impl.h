@@ -124,10 +124,31 @@ static int CC_CAT(cc_im2col_small_, CC_SFX)(const cc_geom *g, int64_t cin, const
             for (int64_t t1 = 0; t1 < K1; ++t1)
                 for (int64_t t2 = 0; t2 < K2; ++t2, ++r) {
                     CC_T *d = col + r * ldc;
+                    const CC_T *b0 = buf + t0 * D0 * E12 + t1 * D1 * E[2] + t2 * D2;
+                    if (S2 == 1) { /* lines of a length fixed at compile time */
+                        switch (O2) {
+#define CC_IM2COL_LINES(L)                                                                  \
+    case L:                                                                                 \
+        for (int64_t o0 = 0; o0 < O0; ++o0)                                                 \
+            for (int64_t o1 = 0; o1 < O1; ++o1, d += (L)) {                                 \
+                const CC_T *b = b0 + o0 * S0 * E12 + o1 * S1 * E[2];                        \
+                for (int o2 = 0; o2 < (L); ++o2) d[o2] = b[o2];                             \
+            }                                                                               \
+        continue;
+                            CC_IM2COL_LINES(1) CC_IM2COL_LINES(2) CC_IM2COL_LINES(3)
+                            CC_IM2COL_LINES(4) CC_IM2COL_LINES(5) CC_IM2COL_LINES(6)
+                            CC_IM2COL_LINES(7) CC_IM2COL_LINES(8) CC_IM2COL_LINES(9)
+                            CC_IM2COL_LINES(10) CC_IM2COL_LINES(11) CC_IM2COL_LINES(12)
+                            CC_IM2COL_LINES(13) CC_IM2COL_LINES(14) CC_IM2COL_LINES(15)
+                            CC_IM2COL_LINES(16)
+#undef CC_IM2COL_LINES
+                        default:
+                            break;
+                        }
+                    }
                     for (int64_t o0 = 0; o0 < O0; ++o0)
                         for (int64_t o1 = 0; o1 < O1; ++o1, d += O2) {
-                            const CC_T *b = buf + (o0 * S0 + t0 * D0) * E12 +
-                                            (o1 * S1 + t1 * D1) * E[2] + t2 * D2;
+                            const CC_T *b = b0 + o0 * S0 * E12 + o1 * S1 * E[2];
                             for (int64_t o2 = 0; o2 < O2; ++o2) d[o2] = b[o2 * S2];
                         }
                 }
