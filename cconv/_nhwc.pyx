@@ -68,13 +68,19 @@ cdef extern from "transpose.h" nogil:
                           int64_t elsize, const void *src, void *dst, int nthreads)
 
 
+cdef bint _sized(str what, int64_t n, const unsigned char[::1] src,
+                 const unsigned char[::1] dst) except -1:
+    """ValueError unless both raw buffers hold n bytes; False when n is 0
+    (nothing to do)."""
+    if src.shape[0] != n or dst.shape[0] != n:
+        raise ValueError(f"cconv: {what} buffers of the wrong size")
+    return n != 0
+
+
 def transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
               const unsigned char[::1] src, unsigned char[::1] dst, int nthreads):
     """dst[b][c][r] = src[b][r][c] (raw bytes, elements of elsize bytes)."""
-    cdef int64_t n = batch * rows * cols * elsize
-    if src.shape[0] != n or dst.shape[0] != n:
-        raise ValueError("cconv: transpose buffers of the wrong size")
-    if n == 0:
+    if not _sized("transpose", batch * rows * cols * elsize, src, dst):
         return
     cdef const void *ps = <const void *>&src[0]
     cdef void *pd = <void *>&dst[0]
@@ -89,10 +95,7 @@ def weight_adjoint(int64_t groups, int64_t cog, int64_t cig, int64_t kk, int64_t
                    const unsigned char[::1] src, unsigned char[::1] dst, int nthreads):
     """dst[g][ci][co][kk-1-t] = src[g][co][ci][t] (raw bytes, elements of
     elsize bytes): the weight of a stride-1 adjoint run as a forward."""
-    cdef int64_t n = groups * cog * cig * kk * elsize
-    if src.shape[0] != n or dst.shape[0] != n:
-        raise ValueError("cconv: weight_adjoint buffers of the wrong size")
-    if n == 0:
+    if not _sized("weight_adjoint", groups * cog * cig * kk * elsize, src, dst):
         return
     cdef const void *ps = <const void *>&src[0]
     cdef void *pd = <void *>&dst[0]
