@@ -144,6 +144,30 @@ def test_igemm_direct_unequal_padding(name, nsp):
 
 
 @pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_igemm_direct_every_row_width(name, dtype):
+    """Direct mode copies band rows and output rows in 16-byte pieces, the
+    last one overlapping the one before: every width 1-21 (shorter than a
+    piece, one piece, a piece and a bit, several), input rows with and
+    without padding columns, a bias, against the reference."""
+    rng = np.random.default_rng(zlib.crc32(f"widths {name} {np.dtype(dtype).name}".encode()))
+    with isa(name):
+        for wid in range(1, 22):
+            for pad, k in ((0, 1), (1, 3), (2, 3)):
+                x = rng.standard_normal((2, 6, 3, wid)).astype(dtype)
+                w = rng.standard_normal((10, 3, 1, k)).astype(dtype)
+                b = rng.standard_normal(10).astype(dtype)
+                if wid + 2 * pad < k:
+                    continue
+                ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                               stride=1, pad_before=(0, pad), dilation=1, groups=2)
+                for nt in (1, 2):
+                    y = run_igemm(x, w, b, 1, (0, pad), 1, 2, nt)
+                    err = np.abs(y - ref).max() / np.abs(ref).max()
+                    assert err <= TOL[dtype], (name, wid, pad, k, nt, err)
+
+
+@pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("shape", [
     # (x shape, w shape, stride, padding, dilation, groups): tiles of pieces of
     # long rows, many channel panels, a deep K (several K blocks), stride 2

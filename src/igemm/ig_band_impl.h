@@ -8,6 +8,20 @@
  * cost about as much as the copy itself there. */
 #define IG_SHORT_ROW 64
 
+#ifndef IG_COPY16_DEFINED
+#define IG_COPY16_DEFINED
+/* Copy n >= 16 bytes in 16-byte pieces, the last one ending at n (it may
+ * overlap the one before; d and s do not overlap).  A 14-float row is four
+ * moves; the element loop took an alias check, a vector body and a scalar
+ * tail for it (ResNeXt 14x14, one image: the band copy's loops were 7% of
+ * the forward's profile, and this took 2-3% off the forward on one thread). */
+static inline void ig_copy16_(char *d, const char *s, int64_t n) {
+    int64_t b = 0;
+    for (; b + 16 <= n; b += 16) memcpy(d + b, s + b, 16);
+    if (b < n) memcpy(d + n - 16, s + n - 16, 16);
+}
+#endif
+
 static inline void IG_FN(ig_zero_)(IG_T *d, int64_t n) {
     if (n > IG_SHORT_ROW) {
         memset(d, 0, (size_t)n * sizeof(IG_T));
@@ -25,7 +39,10 @@ static inline void IG_FN(ig_row_)(IG_T *d, const IG_T *s, int64_t ca, int64_t cb
         return;
     }
     for (int64_t j = 0; j < ca; ++j) d[j] = 0;
-    for (int64_t j = ca; j < cb; ++j) d[j] = s[j];
+    if ((cb - ca) * (int64_t)sizeof(IG_T) >= 16)
+        ig_copy16_((char *)(d + ca), (const char *)(s + ca), (cb - ca) * (int64_t)sizeof(IG_T));
+    else
+        for (int64_t j = ca; j < cb; ++j) d[j] = s[j];
     for (int64_t j = cb; j < win; ++j) d[j] = 0;
 }
 
