@@ -64,6 +64,8 @@ def fwd(tuple geom, x, w, b, y, int y_cl, ws, int nthreads):
 cdef extern from "transpose.h" nogil:
     int cc_transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
                      const void *src, void *dst, int nthreads)
+
+cdef extern from "weight_adjoint.h" nogil:
     int cc_weight_adjoint(int64_t groups, int64_t cog, int64_t cig, int64_t kk,
                           int64_t elsize, const void *src, void *dst, int nthreads)
 
