@@ -108,15 +108,33 @@ static inline void cc_plan_common(const cc_geom *g, int nthreads, int64_t elsize
     pl->direct = nb == 1 && cc_is_1x1(g);
 }
 
+/* Items the plans split further: blocks of images x groups. */
+static inline int64_t cc_plan_base(const cc_geom *g, const cc_plan *pl) {
+    return cc_max64(1, pl->nblocks * g->groups);
+}
+
+/* Items wanted: two per thread. */
+static inline int64_t cc_plan_want(const cc_plan *pl) { return 2 * (int64_t)pl->nt; }
+
+/* n channels in nch chunks; the items (blocks x groups x ntiles x chunks)
+ * and the threads that leaves. */
+static inline void cc_plan_chunks(const cc_geom *g, int64_t n, int64_t nch, int64_t ntiles,
+                                  cc_plan *pl) {
+    pl->chunk = n > 0 ? cc_ceil_div(n, nch) : 1;
+    pl->nchunks = n > 0 ? cc_ceil_div(n, pl->chunk) : 1;
+    pl->items = pl->nblocks * g->groups * ntiles * pl->nchunks;
+    pl->omp = pl->nt > 1 && pl->items >= 2;
+    if (pl->omp && pl->items < pl->nt) pl->nt = (int)pl->items;
+}
+
 /* Column tiles over output positions (forward and weight gradient): a
  * block of nb small images is one tile; one image is cut into tiles whose
  * im2col stays near CC_TILE_BYTES, and into more (of at least 96 columns)
  * when there are fewer than two items per thread. */
 static inline void cc_plan_tiles(const cc_geom *g, int64_t elsize, cc_plan *pl) {
     const int64_t K = pl->cig * pl->kk;
-    const int64_t base = cc_max64(1, pl->nblocks * g->groups);
+    const int64_t base = cc_plan_base(g, pl), want = cc_plan_want(pl);
     const int64_t P = pl->P > 0 ? pl->P : 1;
-    const int64_t want = 2 * (int64_t)pl->nt;
     if (pl->nb > 1) {
         pl->ncols = pl->nb * P;
         pl->ntiles = 1;
@@ -142,16 +160,11 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
     cc_plan_common(g, nthreads, elsize, pl);
     cc_plan_tiles(g, elsize, pl);
     const int64_t K = pl->cig * pl->kk;
-    const int64_t base = cc_max64(1, pl->nblocks * g->groups);
-    const int64_t want = 2 * (int64_t)pl->nt;
+    const int64_t base = cc_plan_base(g, pl), want = cc_plan_want(pl);
     int64_t nch = 1;
     if (pl->nt > 1 && base * pl->ntiles < want && pl->cog >= 32)
         nch = cc_max64(1, cc_min64(cc_ceil_div(want, base * pl->ntiles), pl->cog / 16));
-    pl->chunk = pl->cog > 0 ? cc_ceil_div(pl->cog, nch) : 1;
-    pl->nchunks = pl->cog > 0 ? cc_ceil_div(pl->cog, pl->chunk) : 1;
-    pl->items = pl->nblocks * g->groups * pl->ntiles * pl->nchunks;
-    pl->omp = pl->nt > 1 && pl->items >= 2;
-    if (pl->omp && pl->items < pl->nt) pl->nt = (int)pl->items;
+    cc_plan_chunks(g, pl->cog, nch, pl->ntiles, pl);
     if (pl->nb > 1)
         pl->ws_per_thread = (K + pl->chunk) * pl->ncols; /* col + result/gather */
     else
@@ -169,16 +182,11 @@ static inline void cc_plan_wgrad(const cc_geom *g, int nthreads, int64_t elsize,
                                  cc_plan *pl) {
     cc_plan_common(g, nthreads, elsize, pl);
     cc_plan_tiles(g, elsize, pl);
-    const int64_t base = cc_max64(1, pl->nblocks * g->groups);
-    const int64_t want = 2 * (int64_t)pl->nt;
+    const int64_t base = cc_plan_base(g, pl), want = cc_plan_want(pl);
     int64_t nch = 1;
     if (pl->nt > 1 && base * pl->ntiles < want && pl->cig > 1)
         nch = cc_min64(pl->cig, cc_ceil_div(want, base * pl->ntiles));
-    pl->chunk = pl->cig > 0 ? cc_ceil_div(pl->cig, nch) : 1;
-    pl->nchunks = pl->cig > 0 ? cc_ceil_div(pl->cig, pl->chunk) : 1;
-    pl->items = pl->nblocks * g->groups * pl->ntiles * pl->nchunks;
-    pl->omp = pl->nt > 1 && pl->items >= 2;
-    if (pl->omp && pl->items < pl->nt) pl->nt = (int)pl->items;
+    cc_plan_chunks(g, pl->cig, nch, pl->ntiles, pl);
     const int64_t rows = pl->chunk * pl->kk;
     if (pl->nb > 1)
         pl->ws_per_thread = (rows + pl->cog) * pl->ncols; /* col + gy gather */
@@ -192,17 +200,12 @@ static inline void cc_plan_wgrad(const cc_geom *g, int nthreads, int64_t elsize,
 static inline void cc_plan_adj(const cc_geom *g, int nthreads, int64_t elsize,
                                cc_plan *pl) {
     cc_plan_common(g, nthreads, elsize, pl);
-    const int64_t base = cc_max64(1, pl->nblocks * g->groups);
-    const int64_t want = 2 * (int64_t)pl->nt;
+    const int64_t base = cc_plan_base(g, pl), want = cc_plan_want(pl);
     const int64_t P = pl->P > 0 ? pl->P : 1;
     int64_t nch = 1;
     if (pl->nt > 1 && base < want && pl->cig > 1)
         nch = cc_min64(pl->cig, cc_ceil_div(want, base));
-    pl->chunk = pl->cig > 0 ? cc_ceil_div(pl->cig, nch) : 1;
-    pl->nchunks = pl->cig > 0 ? cc_ceil_div(pl->cig, pl->chunk) : 1;
-    pl->items = pl->nblocks * g->groups * pl->nchunks;
-    pl->omp = pl->nt > 1 && pl->items >= 2;
-    if (pl->omp && pl->items < pl->nt) pl->nt = (int)pl->items;
+    cc_plan_chunks(g, pl->cig, nch, 1, pl); /* column tiles run inside an item */
     const int64_t rows = pl->chunk * pl->kk;
     if (pl->nb > 1) {
         pl->ncols = pl->nb * P;
