@@ -51,6 +51,11 @@ cdef extern from "cconv.h" nogil:
                               float *y, void *ws, int64_t ws_bytes, int nthreads)
     int cc_conv_fwd_igemm_f64(const cc_geom *g, const double *x, const double *w, const double *bias,
                               double *y, void *ws, int64_t ws_bytes, int nthreads)
+    int64_t cc_conv_fwd_wino_workspace(const cc_geom *g, int nthreads, int64_t elsize)
+    int cc_conv_fwd_wino_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
+                             float *y, void *ws, int64_t ws_bytes, int nthreads)
+    int cc_conv_fwd_wino_f64(const cc_geom *g, const double *x, const double *w, const double *bias,
+                             double *y, void *ws, int64_t ws_bytes, int nthreads)
 
 WORKSPACE_CAP = CC_WORKSPACE_CAP
 
@@ -85,6 +90,7 @@ cdef enum:
     _FWD = 0
     _FWD_IGEMM = 1
     _ADJ = 2
+    _FWD_WINO = 3
 
 
 cdef int _conv(int op, tuple geom, a, w, b, out, ws, int nthreads) except -1:
@@ -108,6 +114,9 @@ cdef int _conv(int op, tuple geom, a, w, b, out, ws, int nthreads) except -1:
             elif op == _FWD_IGEMM:
                 rc = cc_conv_fwd_igemm_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
                                            <float *>p.dst, pws, nws, nthreads)
+            elif op == _FWD_WINO:
+                rc = cc_conv_fwd_wino_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                          <float *>p.dst, pws, nws, nthreads)
             else:
                 rc = cc_conv_adj_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
                                      <float *>p.dst, pws, nws, nthreads)
@@ -118,6 +127,9 @@ cdef int _conv(int op, tuple geom, a, w, b, out, ws, int nthreads) except -1:
             elif op == _FWD_IGEMM:
                 rc = cc_conv_fwd_igemm_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
                                            <double *>p.dst, pws, nws, nthreads)
+            elif op == _FWD_WINO:
+                rc = cc_conv_fwd_wino_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
+                                          <double *>p.dst, pws, nws, nthreads)
             else:
                 rc = cc_conv_adj_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
                                      <double *>p.dst, pws, nws, nthreads)
@@ -140,6 +152,19 @@ def igemm_workspace_bytes(tuple geom, int nthreads, int elsize):
 def conv_fwd_igemm(tuple geom, x, w, b, y, ws, int nthreads):
     """y = conv(x, w) + b by the implicit GEMM (src/igemm); b may be None."""
     _conv(_FWD_IGEMM, geom, x, w, b, y, ws, nthreads)
+
+
+def wino_workspace_bytes(tuple geom, int nthreads, int elsize):
+    """Scratch bytes of the Winograd F(2x2, 3x3) forward, or -1 when it cannot run."""
+    cdef cc_geom g
+    fill_geom(&g, geom)
+    return cc_conv_fwd_wino_workspace(&g, nthreads, elsize)
+
+
+def conv_fwd_wino(tuple geom, x, w, b, y, ws, int nthreads):
+    """y = conv(x, w) + b by Winograd F(2x2, 3x3) (src/igemm/ig_wino.c): a
+    2-D 3x3 stride-1 geometry, else ValueError; b may be None."""
+    _conv(_FWD_WINO, geom, x, w, b, y, ws, nthreads)
 
 
 def conv_adj(tuple geom, y, w, b, x, ws, int nthreads):
@@ -203,7 +228,7 @@ def openmp_set_threads(int n):
     cc_openmp_set_threads(n)
 
 
-_FWD_METHODS = ("gemm", "im2col", "shift", "igemm")
+_FWD_METHODS = ("gemm", "im2col", "shift", "igemm", "winograd")
 
 
 include "_isa.pxi"
@@ -222,7 +247,8 @@ def wgrad_method(tuple geom, int nthreads, int elsize):
 
 def fwd_method(tuple geom, int nthreads, int elsize):
     """How conv_fwd computes ``geom``: 'gemm' (1x1, no copy), 'im2col',
-    'shift' (GEMM per tap over a band) or 'igemm' (implicit GEMM)."""
+    'shift' (GEMM per tap over a band), 'igemm' (implicit GEMM) or
+    'winograd' (F(2x2, 3x3), 3x3 stride 1)."""
     cdef cc_geom g
     fill_geom(&g, geom)
     cdef int m = cc_conv_fwd_method(&g, nthreads, elsize)

@@ -110,6 +110,18 @@ int cc_conv_fwd_igemm_f64(const cc_geom *g, const double *x, const double *w,
                           const double *bias, double *y, void *ws, int64_t ws_bytes,
                           int nthreads);
 
+/* Winograd F(2x2, 3x3) forward (src/igemm/ig_wino.c) of a 2-D 3x3 stride-1
+ * convolution (dilation 1, any padding and groups): workspace in bytes, -1
+ * for another geometry or a need above CC_WORKSPACE_CAP; the calls return
+ * CC_ERR_ARG for another geometry. */
+int64_t cc_conv_fwd_wino_workspace(const cc_geom *g, int nthreads, int64_t elsize);
+int cc_conv_fwd_wino_f32(const cc_geom *g, const float *x, const float *w,
+                         const float *bias, float *y, void *ws, int64_t ws_bytes,
+                         int nthreads);
+int cc_conv_fwd_wino_f64(const cc_geom *g, const double *x, const double *w,
+                         const double *bias, double *y, void *ws, int64_t ws_bytes,
+                         int nthreads);
+
 /* Weight gradient reading the band in place (src/igemm) for grouped
  * convolutions with few output channels per group and output rows of at
  * least one vector: 1 when it suits g;
@@ -131,6 +143,7 @@ int cc_conv_wgrad_method(const cc_geom *g, int nthreads, int64_t elsize);
 #define CC_FWD_IM2COL 1 /* im2col tiles + GEMM */
 #define CC_FWD_SHIFT 2  /* stride 1: one GEMM per tap over a padded band */
 #define CC_FWD_IGEMM 3  /* implicit GEMM (src/igemm) */
+#define CC_FWD_WINO 4   /* Winograd F(2x2, 3x3) (src/igemm/ig_wino.c) */
 int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize);
 
 void cc_bias_grad_f32(int64_t batch, int64_t channels, int64_t spatial,

@@ -7,12 +7,31 @@
 
 #include "blas.h"
 #include "cconv.h"
+#include "igemm/ig_wino.h"
 #include "gemm_plan.h"
 #include "shift_conv.h"
 #include "shift_plan.h"
 
 #define CC_IMPL "gemm_conv_impl.h"
 #include "cc_instances.h"
+
+/* Winograd F(2x2, 3x3) (src/igemm/ig_wino.c) for 2-D 3x3 stride-1 layers
+ * with >= 32 input and output channels per group on images of >= 196 2x2
+ * tiles (27x27 outputs and up), or with >= 64 on images of >= 49 tiles
+ * when the batch has >= 392.  Its filter transform is made every call and
+ * its GEMMs reduce over one group's input channels, so small images and
+ * small groups stay on igemm (measured, 2 threads, Winograd time / igemm
+ * time: 56x56 64->64 0.60-0.67, 28x28 128->128 0.72-0.84, 14x14 batch 8
+ * 64-256 channels 0.74-0.98, 7x7 0.88-3.8, 14x14 batch 1 1.0-1.4, 8 groups
+ * of 8-16 channels 1.2-1.9: benches/results/heuristics-2026-11-30.md). */
+static int cc_wino_wanted(const cc_geom *g) {
+    if (!cc_wino_applies(g)) return 0;
+    const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
+    const int64_t tiles = ((g->out[1] + 1) / 2) * ((g->out[2] + 1) / 2);
+    if (cig < 32 || cog < 32) return 0;
+    if (tiles >= 196) return 1;
+    return cig >= 64 && cog >= 64 && tiles >= 49 && (double)g->batch * (double)tiles >= 392.0;
+}
 
 int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_geom_valid(g)) return -1;
@@ -33,6 +52,7 @@ int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {
     const int small_deep =
         P < 256 && cog > 32 &&
         ((K >= 1024 && (bp < 256.0 || (cog >= 512 && P < 100))) || (K >= 256 && bp <= 128.0));
+    if (cc_wino_wanted(g) && cc_conv_fwd_wino_workspace(g, nthreads, elsize) >= 0) return CC_FWD_WINO;
     if (!small_deep && cc_conv_fwd_igemm_workspace(g, nthreads, elsize) >= 0) return CC_FWD_IGEMM;
     if (cc_shift_applies(g)) return CC_FWD_SHIFT;
     return CC_FWD_IM2COL;
@@ -42,6 +62,7 @@ int64_t cc_conv_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_geom_valid(g)) return -1;
     const int m = cc_conv_fwd_method(g, nthreads, elsize);
     if (m == CC_FWD_IGEMM) return cc_conv_fwd_igemm_workspace(g, nthreads, elsize);
+    if (m == CC_FWD_WINO) return cc_conv_fwd_wino_workspace(g, nthreads, elsize);
     if (m == CC_FWD_SHIFT) return cc_conv_fwd_shift_workspace(g, nthreads, elsize);
     int64_t e = elsize == 4 ? cc_conv_fwd_workspace_elems_f32(g, nthreads)
                             : cc_conv_fwd_workspace_elems_f64(g, nthreads);

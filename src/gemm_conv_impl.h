@@ -167,6 +167,8 @@ int CC_FN(cc_conv_fwd_)(const cc_geom *g, const CC_T *x, const CC_T *w,
     const int m = cc_conv_fwd_method(g, nthreads, (int64_t)sizeof(CC_T));
     if (m == CC_FWD_IGEMM)
         return CC_FN(cc_conv_fwd_igemm_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
+    if (m == CC_FWD_WINO)
+        return CC_FN(cc_conv_fwd_wino_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
     if (m == CC_FWD_SHIFT)
         return CC_FN(cc_conv_fwd_shift_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
     cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);

@@ -49,7 +49,8 @@ def _adjoint_as_forward(geom, y, w, b, x) -> bool:
     """At stride 1 the adjoint is a forward convolution of y with the
     weight transposed per group and flipped, padded by d*(k-1) - p before:
     run it that way when that forward needs no im2col (the implicit GEMM of
-    src/igemm or the shifted GEMMs of shift_conv.c)."""
+    src/igemm, its Winograd F(2x2, 3x3) or the shifted GEMMs of
+    shift_conv.c)."""
     batch, groups, c_in, c_out, im, co, k, stride, pad, dil = geom
     if any(s != 1 for s in stride):
         return False
@@ -59,7 +60,7 @@ def _adjoint_as_forward(geom, y, w, b, x) -> bool:
     if any(p < 0 for p in pad2):
         return False
     geom2 = (batch, groups, c_out, c_in, co, im, k, stride, pad2, dil)
-    if _kernels.fwd_method(geom2, get_num_threads(), y.dtype.itemsize) not in ("igemm", "shift"):
+    if _kernels.fwd_method(geom2, get_num_threads(), y.dtype.itemsize) not in ("igemm", "shift", "winograd"):
         return False
     plain_forward(geom2, y, _flipped_weight(geom, w), b, x)
     return True

@@ -1,0 +1,196 @@
+"""Winograd F(2x2, 3x3) for 3x3 stride-1 layers (src/igemm/ig_wino.c,
+``_kernels.conv_fwd_wino``), the forward method ``cc_conv_fwd_method`` picks
+for 2-D 3x3 stride-1 layers of >= 32 channels per group on large enough
+images.
+
+The kernel is called directly on random geometries that the method rule
+would not send it (few channels, tiny images, odd sizes, every padding 0-3
+on each side, groups, bias, 1-3 threads, float32 and float64), under every
+instruction set this CPU runs (its GEMMs are the implicit GEMM's
+micro-kernels), and checked against the float64 NumPy reference of
+tests/reference.py.  Then the public API on layers that take the method,
+forward and gradients, against the reference and finite differences.
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+import cconv
+from cconv import _depthwise, _kernels
+from cconv._params import make_params
+
+from reference import ref_conv, ref_conv_grad_input, ref_conv_grad_weight
+
+ISAS = _depthwise.available_isas()
+# F(2x2, 3x3) adds and halves the 16 products of a tile: float32 error stays
+# within a few ulps of the output's scale, as the direct product's does
+TOL = {np.float32: 3e-6, np.float64: 2e-14}
+
+
+def _geom(xs, ws, pad_before, pad_after, groups):
+    n, c, h, w = xs
+    out = (h + pad_before[0] + pad_after[0] - 2, w + pad_before[1] + pad_after[1] - 2)
+    return (n, groups, c, ws[0], (1, h, w), (1,) + out, (1, 3, 3), (1, 1, 1),
+            (0,) + tuple(pad_before), (1, 1, 1)), out
+
+
+def run_wino(x, w, b, pad_before, pad_after, groups, nthreads, y=None):
+    geom, out = _geom(x.shape, w.shape, pad_before, pad_after, groups)
+    nb = _kernels.wino_workspace_bytes(geom, nthreads, x.itemsize)
+    assert nb > 0
+    ws = np.empty(nb, np.uint8)
+    if y is None:
+        y = np.full((x.shape[0], w.shape[0]) + out, np.nan, x.dtype)  # every element written
+    _kernels.conv_fwd_wino(geom, x.reshape(-1), w.reshape(-1), b, y.reshape(-1), ws, nthreads)
+    return y
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wino_random_geometries(name, dtype):
+    rng = np.random.default_rng(zlib.crc32(f"wino {name} {np.dtype(dtype).name}".encode()))
+    prev = _kernels.isa()
+    _kernels.set_isa(name)
+    try:
+        done = 0
+        while done < 40:
+            groups = int(rng.choice([1, 1, 2, 3]))
+            cig, cog = int(rng.integers(1, 20)), int(rng.integers(1, 30))
+            h, w_ = int(rng.integers(1, 24)), int(rng.integers(1, 40))
+            pb = tuple(int(v) for v in rng.integers(0, 4, 2))
+            pa = tuple(int(v) for v in rng.integers(0, 4, 2))
+            if h + pb[0] + pa[0] < 3 or w_ + pb[1] + pa[1] < 3:
+                continue
+            n = int(rng.integers(1, 4))
+            x = rng.standard_normal((n, cig * groups, h, w_)).astype(dtype)
+            w = rng.standard_normal((cog * groups, cig, 3, 3)).astype(dtype)
+            b = rng.standard_normal(cog * groups).astype(dtype) if rng.random() < 0.6 else None
+            ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
+                           None if b is None else b.astype(np.float64),
+                           stride=1, pad_before=pb, pad_after=pa, dilation=1, groups=groups)
+            scale = max(np.abs(ref).max(), 1e-30)
+            for nt in (1, 2, 3):
+                y = run_wino(x, w, b, pb, pa, groups, nt)
+                err = np.abs(y - ref).max() / scale
+                assert err <= TOL[dtype], (name, x.shape, w.shape, pb, pa, groups, nt, err)
+            done += 1
+    finally:
+        _kernels.set_isa(prev)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wino_every_tile_edge(dtype):
+    """Outputs of every width and height 1-13 (tiles cut by the bottom and
+    right edges, panels of tiles wrapping tile rows), 40 output channels (a
+    partial micro-kernel panel), 'same' and 'valid' padding."""
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((40, 5, 3, 3)).astype(dtype)
+    b = rng.standard_normal(40).astype(dtype)
+    for h in range(1, 14):
+        for w_ in range(1, 14):
+            for pad in (0, 1):
+                if h + 2 * pad < 3 or w_ + 2 * pad < 3:
+                    continue
+                x = rng.standard_normal((2, 5, h, w_)).astype(dtype)
+                ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                               stride=1, pad_before=(pad, pad), dilation=1)
+                y = run_wino(x, w, b, (pad, pad), (pad, pad), 1, 2)
+                err = np.abs(y - ref).max() / np.abs(ref).max()
+                assert err <= TOL[dtype], (h, w_, pad, err)
+
+
+def test_wino_rejects_other_geometries():
+    x = np.zeros((1, 2, 8, 8), np.float32)
+    w = np.zeros((2, 2, 3, 3), np.float32)
+    y = np.zeros((1, 2, 6, 6), np.float32)
+    ws = np.zeros(1 << 16, np.uint8)
+    for stride, k, dil in (((1, 2, 2), (1, 3, 3), (1, 1, 1)),   # stride 2
+                           ((1, 1, 1), (1, 5, 5), (1, 1, 1)),   # 5x5
+                           ((1, 1, 1), (1, 3, 3), (1, 2, 2))):  # dilated
+        geom = (1, 1, 2, 2, (1, 8, 8), (1, 6, 6), k, stride, (0, 0, 0), dil)
+        assert _kernels.wino_workspace_bytes(geom, 1, 4) == -1
+        with pytest.raises(ValueError, match="geometry"):
+            _kernels.conv_fwd_wino(geom, x.reshape(-1), w.reshape(-1), None, y.reshape(-1), ws, 1)
+    # a 3-D geometry of depth 3
+    geom = (1, 1, 2, 2, (3, 8, 8), (1, 6, 6), (3, 3, 3), (1, 1, 1), (0, 0, 0), (1, 1, 1))
+    assert _kernels.wino_workspace_bytes(geom, 1, 4) == -1
+
+
+def test_wino_short_workspace_is_a_memory_error():
+    x = np.zeros((1, 4, 8, 8), np.float32)
+    w = np.zeros((4, 4, 3, 3), np.float32)
+    y = np.zeros((1, 4, 8, 8), np.float32)
+    geom, _ = _geom(x.shape, w.shape, (1, 1), (1, 1), 1)
+    nb = _kernels.wino_workspace_bytes(geom, 1, 4)
+    with pytest.raises(MemoryError):
+        _kernels.conv_fwd_wino(geom, x.reshape(-1), w.reshape(-1), None, y.reshape(-1),
+                               np.zeros(nb - 64, np.uint8), 1)
+
+
+def _method(xs, ws, padding, groups, dtype=np.float32, nt=2):
+    p = make_params(xs, ws, None, 1, padding, 1, False, 0, groups, "t", dtype)
+    return _kernels.fwd_method(p.geom(), nt, np.dtype(dtype).itemsize)
+
+
+def test_method_rule():
+    """Both sides of each clause of cc_wino_wanted (src/gemm_conv.c)."""
+    assert _method((1, 64, 56, 56), (64, 64, 3, 3), 1, 1) == "winograd"
+    assert _method((4, 128, 28, 28), (128, 128, 3, 3), 1, 1) == "winograd"
+    assert _method((1, 32, 28, 28), (32, 32, 3, 3), 1, 1) == "winograd"       # 196 tiles
+    assert _method((1, 32, 26, 26), (32, 32, 3, 3), 1, 1) != "winograd"       # 169 tiles
+    assert _method((1, 16, 56, 56), (16, 16, 3, 3), 1, 1) != "winograd"       # 16 channels
+    assert _method((1, 64, 56, 56), (16, 64, 3, 3), 1, 1) != "winograd"       # 16 out
+    assert _method((8, 256, 14, 14), (256, 256, 3, 3), 1, 1) == "winograd"    # 49 x 8 tiles
+    assert _method((4, 256, 14, 14), (256, 256, 3, 3), 1, 1) != "winograd"    # 49 x 4
+    assert _method((8, 32, 14, 14), (32, 32, 3, 3), 1, 1) != "winograd"       # 32 channels
+    assert _method((8, 512, 28, 28), (512, 64, 3, 3), 1, 8) == "winograd"     # 8 groups of 64
+    assert _method((8, 512, 14, 14), (512, 16, 3, 3), 1, 32) != "winograd"    # ResNeXt
+    assert _method((1, 64, 56, 56), (64, 64, 3, 3), 1, 1, np.float64) == "winograd"
+    p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 2, 1, 1, False, 0, 1, "t", np.float32)
+    assert _kernels.fwd_method(p.geom(), 2, 4) != "winograd"                  # stride 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_public_api_on_winograd_layers(dtype):
+    """conv2d and convolution_backward on layers that take the method
+    (forward, and grad_input as the forward of the flipped weight), against
+    the reference."""
+    rng = np.random.default_rng(11)
+    for xs, ws, pad, groups in (((2, 64, 28, 30), (64, 64, 3, 3), 1, 1),
+                                ((1, 48, 29, 27), (40, 48, 3, 3), (0, 2), 1),
+                                ((2, 128, 28, 28), (128, 64, 3, 3), 1, 2)):
+        assert _method(xs, ws, pad, groups, dtype) == "winograd"
+        x = rng.standard_normal(xs).astype(dtype)
+        w = rng.standard_normal(ws).astype(dtype)
+        b = rng.standard_normal(ws[0]).astype(dtype)
+        pp = pad if isinstance(pad, tuple) else (pad, pad)
+        ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                       stride=1, pad_before=pp, dilation=1, groups=groups)
+        y = cconv.conv2d(x, w, b, 1, pad, 1, groups)
+        assert np.abs(y - ref).max() / np.abs(ref).max() <= TOL[dtype]
+        gy = rng.standard_normal(y.shape).astype(dtype)
+        gx, gw, gb = cconv.convolution_backward(gy, x, w, (ws[0],), 1, pad, 1, False, 0, groups,
+                                                (True, True, True))
+        rgx = ref_conv_grad_input(gy.astype(np.float64), w.astype(np.float64), x.shape,
+                                  stride=1, pad_before=pp, dilation=1, groups=groups)
+        rgw = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w.shape,
+                                   stride=1, pad_before=pp, dilation=1, groups=groups)
+        assert np.abs(gx - rgx).max() / np.abs(rgx).max() <= 4 * TOL[dtype]
+        assert np.abs(gw - rgw).max() / np.abs(rgw).max() <= 4 * TOL[dtype]
+        assert np.allclose(gb, gy.astype(np.float64).sum((0, 2, 3)), rtol=1e-5)
+
+
+def test_finite_differences_float64():
+    """The Winograd forward's derivative by central differences, float64."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 32, 28, 28))
+    w = rng.standard_normal((32, 32, 3, 3))
+    assert _method(x.shape, w.shape, 1, 1, np.float64) == "winograd"
+    v = rng.standard_normal(x.shape)
+    eps = 1e-6
+    d = (cconv.conv2d(x + eps * v, w, padding=1) - cconv.conv2d(x - eps * v, w, padding=1)) / (2 * eps)
+    exact = cconv.conv2d(v, w, padding=1)  # linear in x
+    assert np.abs(d - exact).max() / np.abs(exact).max() < 1e-8
