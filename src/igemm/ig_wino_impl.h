@@ -49,11 +49,11 @@ static void IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w,
  * The panel is cut into runs of tiles of one tile row; for each run the
  * four input rows of its windows are split into even and odd columns
  * (zeros outside the image), so that window column c of tile q is
- * element q + c / 2 of phase c % 2 and the transform is unit-stride loops
- * over the run's tiles (vectorised by the compiler).  es: 8 split rows of
- * tw + 2 elements. */
-static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_T *x, int64_t n,
-                             int64_t gi, int64_t t0, IG_T *vb, IG_T *es) {
+ * element q + c / 2 of phase c % 2, and the instruction set's kernel
+ * (ig_wtr.inc) transforms the run.  es: 8 split rows of tw + 2 elements. */
+static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
+                             const IG_T *x, int64_t n, int64_t gi, int64_t t0, IG_T *vb,
+                             IG_T *es) {
     const int64_t H = g->in[1], W = g->in[2], nr = p->nr, cig = p->cig;
     const int64_t pt = g->pad[1], pl = g->pad[2], tw = p->tw, sl = tw + 2;
     const int64_t vs = cig * nr; /* between xi */
@@ -72,39 +72,24 @@ static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_T *x, 
                     for (int64_t q = 0; q <= nq; ++q) e[q] = o[q] = 0;
                     continue;
                 }
-                const IG_T *row = xc + ih * W;
+                /* q in [qlo, qhi): both columns 2 (qa + q) - pl + {0, 1} inside */
+                const IG_T *row = xc + ih * W + 2 * qa - pl;
+                const int64_t qlo = cc_min64(nq + 1, cc_max64(0, (pl - 2 * qa + 1) / 2));
+                const int64_t qhi = cc_max64(qlo, cc_min64(nq + 1, (W + pl - 2 * qa) / 2));
                 for (int64_t q = 0; q <= nq; ++q) {
+                    if (q == qlo) {
+                        for (; q < qhi; ++q) {
+                            e[q] = row[2 * q];
+                            o[q] = row[2 * q + 1];
+                        }
+                        if (q > nq) break;
+                    }
                     const int64_t c = 2 * (qa + q) - pl;
-                    e[q] = c >= 0 && c < W ? row[c] : (IG_T)0;
-                    o[q] = c + 1 >= 0 && c + 1 < W ? row[c + 1] : (IG_T)0;
+                    e[q] = c >= 0 && c < W ? xc[ih * W + c] : (IG_T)0;
+                    o[q] = c + 1 >= 0 && c + 1 < W ? xc[ih * W + c + 1] : (IG_T)0;
                 }
             }
-            const IG_T *restrict e0 = es, *restrict o0 = es + sl;
-            const IG_T *restrict e1 = es + 2 * sl, *restrict o1 = es + 3 * sl;
-            const IG_T *restrict e2 = es + 4 * sl, *restrict o2 = es + 5 * sl;
-            const IG_T *restrict e3 = es + 6 * sl, *restrict o3 = es + 7 * sl;
-            IG_T *restrict vj = v + j0;
-            /* B^T d down the columns (d_rc = row r, column c), then along the rows */
-#pragma GCC ivdep
-            for (int64_t q = 0; q < nq; ++q) {
-                IG_T a[4][4];
-                const IG_T d0[4] = {e0[q], o0[q], e0[q + 1], o0[q + 1]};
-                const IG_T d1[4] = {e1[q], o1[q], e1[q + 1], o1[q + 1]};
-                const IG_T d2[4] = {e2[q], o2[q], e2[q + 1], o2[q + 1]};
-                const IG_T d3[4] = {e3[q], o3[q], e3[q + 1], o3[q + 1]};
-                for (int c = 0; c < 4; ++c) {
-                    a[0][c] = d0[c] - d2[c];
-                    a[1][c] = d1[c] + d2[c];
-                    a[2][c] = d2[c] - d1[c];
-                    a[3][c] = d1[c] - d3[c];
-                }
-                for (int r = 0; r < 4; ++r) {
-                    vj[(r * 4 + 0) * vs + q] = a[r][0] - a[r][2];
-                    vj[(r * 4 + 1) * vs + q] = a[r][1] + a[r][2];
-                    vj[(r * 4 + 2) * vs + q] = a[r][2] - a[r][1];
-                    vj[(r * 4 + 3) * vs + q] = a[r][1] - a[r][3];
-                }
-            }
+            kern->wtin(nq, es, sl, v + j0, vs);
             t += nq;
         }
         for (int64_t j = tend - t0; j < nr; ++j)
@@ -114,11 +99,12 @@ static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_T *x, 
 
 /* Y = A^T M A (+ bias) of the panel's tiles into y, clipped at the image's
  * bottom and right edges: A^T = [1 1 1 0; 0 1 -1 -1].  Per run of tiles of
- * one tile row, unit-stride loops over the tiles write the two output rows
- * interleaved into es (2 rows of 2 (tw + 1) elements), which are then
- * copied to y. */
-static void IW_FN(iw_output_)(const cc_geom *g, const iw_plan *p, const IG_T *mb, const IG_T *bias,
-                              int64_t n, int64_t gi, int64_t t0, IG_T *y, IG_T *es) {
+ * one tile row, the instruction set's kernel (ig_wtr.inc) writes the two
+ * output rows into y, or, where the run is clipped, into es (2 rows of
+ * 2 (tw + 1) elements) whose part inside the image is then copied. */
+static void IW_FN(iw_output_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
+                              const IG_T *mb, const IG_T *bias, int64_t n, int64_t gi, int64_t t0,
+                              IG_T *y, IG_T *es) {
     const int64_t OH = g->out[1], OW = g->out[2], nr = p->nr, cog = p->cog, tw = p->tw;
     const int64_t ms = p->mpan * p->mr * nr; /* between xi */
     const int64_t tend = cc_min64(t0 + nr, p->ntiles), sl = 2 * (tw + 1);
@@ -128,27 +114,16 @@ static void IW_FN(iw_output_)(const cc_geom *g, const iw_plan *p, const IG_T *mb
         for (int64_t t = t0; t < tend;) {
             const int64_t th = t / tw, qa = t % tw, qb = cc_min64(tw, qa + (tend - t));
             const int64_t nq = qb - qa;
-            const IG_T *restrict m = mb + co * nr + (t - t0);
-            IG_T *restrict r0 = es, *restrict r1 = es + sl;
-#pragma GCC ivdep
-            for (int64_t q = 0; q < nq; ++q) {
-                IG_T s0[4], s1[4]; /* A^T M: rows 0 and 1 */
-                for (int c = 0; c < 4; ++c) {
-                    const IG_T m0 = m[c * ms + q], m1 = m[(4 + c) * ms + q];
-                    const IG_T m2 = m[(8 + c) * ms + q], m3 = m[(12 + c) * ms + q];
-                    s0[c] = m0 + m1 + m2;
-                    s1[c] = m1 - m2 - m3;
-                }
-                r0[2 * q] = s0[0] + s0[1] + s0[2] + bv;
-                r0[2 * q + 1] = s0[1] - s0[2] - s0[3] + bv;
-                r1[2 * q] = s1[0] + s1[1] + s1[2] + bv;
-                r1[2 * q + 1] = s1[1] - s1[2] - s1[3] + bv;
-            }
             const int64_t oh = 2 * th, ow = 2 * qa, nw = cc_min64(2 * nq, OW - ow);
             IG_T *d = yc + oh * OW + ow;
-            for (int64_t c = 0; c < nw; ++c) d[c] = r0[c];
-            if (oh + 1 < OH)
-                for (int64_t c = 0; c < nw; ++c) d[OW + c] = r1[c];
+            if (nw == 2 * nq && oh + 1 < OH) { /* no clipping: straight into y */
+                kern->wtout(nq, mb + co * nr + (t - t0), ms, bv, d, d + OW);
+            } else {
+                IG_T *r0 = es, *r1 = es + sl;
+                kern->wtout(nq, mb + co * nr + (t - t0), ms, bv, r0, r1);
+                memcpy(d, r0, (size_t)nw * sizeof(IG_T));
+                if (oh + 1 < OH) memcpy(d + OW, r1, (size_t)nw * sizeof(IG_T));
+            }
             t += nq;
         }
     }
@@ -180,14 +155,14 @@ int IW_FN(cc_conv_fwd_wino_)(const cc_geom *g, const IG_T *x, const IG_T *w, con
             const int64_t pb = it % p.npanels, r = it / p.npanels;
             const int64_t gi = r % g->groups, n = r / g->groups;
             const int64_t t0 = pb * nr;
-            IW_FN(iw_input_)(g, &p, x, n, gi, t0, vb, es);
+            IW_FN(iw_input_)(g, &p, kern, x, n, gi, t0, vb, es);
             for (int xi = 0; xi < 16; ++xi) {
                 const IG_T *apx = ap + (gi * 16 + xi) * mpad * p.cig;
                 for (int64_t ip = 0; ip < p.mpan; ++ip)
                     kern->ukr(p.cig, apx + ip * p.mr * p.cig, vb + xi * p.cig * nr,
                               mb + (xi * mpad + ip * p.mr) * nr, nr, 1, NULL);
             }
-            IW_FN(iw_output_)(g, &p, mb, bias, n, gi, t0, y, es);
+            IW_FN(iw_output_)(g, &p, kern, mb, bias, n, gi, t0, y, es);
         }
     }
     return CC_OK;

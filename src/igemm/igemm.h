@@ -59,6 +59,14 @@ typedef void (*ig_ukrw_f64)(int64_t nrows, int64_t w, const double *const *gy, i
                             const double *band, int64_t bpitch, const int64_t *koff,
                             double *acc);
 
+/* Winograd F(2x2, 3x3) transforms of a run of nq tiles (ig_wtr.inc). */
+typedef void (*ig_wtin_f32)(int64_t nq, const float *es, int64_t sl, float *v, int64_t vs);
+typedef void (*ig_wtin_f64)(int64_t nq, const double *es, int64_t sl, double *v, int64_t vs);
+typedef void (*ig_wtout_f32)(int64_t nq, const float *m, int64_t ms, float bv, float *r0,
+                             float *r1);
+typedef void (*ig_wtout_f64)(int64_t nq, const double *m, int64_t ms, double bv, double *r0,
+                             double *r1);
+
 typedef struct ig_kern_f32 {
     int mr, nr;
     ig_ukr_f32 ukr;
@@ -66,6 +74,8 @@ typedef struct ig_kern_f32 {
     ig_pack_f32 pack2;
     int mrw, nrw, lanes;
     ig_ukrw_f32 ukrw;
+    ig_wtin_f32 wtin;
+    ig_wtout_f32 wtout;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -75,6 +85,8 @@ typedef struct ig_kern_f64 {
     ig_pack_f64 pack2;
     int mrw, nrw, lanes;
     ig_ukrw_f64 ukrw;
+    ig_wtin_f64 wtin;
+    ig_wtout_f64 wtout;
 } ig_kern_f64;
 
 /* The kernels of the current instruction set. */
@@ -100,7 +112,14 @@ IG_HIDDEN const ig_kern_f64 *cc_ig_kern_f64(void);
                                         const float *, int64_t, const int64_t *, float *); \
     IG_HIDDEN void cc_ig_ukrw_f64_##ISA(int64_t, int64_t, const double *const *, int64_t, \
                                         const double *, int64_t, const int64_t *,       \
-                                        double *);
+                                        double *);                                      \
+    IG_HIDDEN void cc_ig_wtin_f32_##ISA(int64_t, const float *, int64_t, float *, int64_t); \
+    IG_HIDDEN void cc_ig_wtin_f64_##ISA(int64_t, const double *, int64_t, double *,       \
+                                        int64_t);                                       \
+    IG_HIDDEN void cc_ig_wtout_f32_##ISA(int64_t, const float *, int64_t, float, float *,  \
+                                         float *);                                      \
+    IG_HIDDEN void cc_ig_wtout_f64_##ISA(int64_t, const double *, int64_t, double,        \
+                                         double *, double *);
 IG_DECL(scalar)
 IG_DECL(avx2)
 IG_DECL(avx512)
