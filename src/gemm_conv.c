@@ -17,20 +17,25 @@
 
 /* Winograd F(2x2, 3x3) (src/igemm/ig_wino.c) for 2-D 3x3 stride-1 layers
  * with >= 32 input and output channels per group on images of >= 196 2x2
- * tiles (27x27 outputs and up), or with >= 64 on images of >= 49 tiles
- * when the batch has >= 392.  Its filter transform is made every call and
- * its GEMMs reduce over one group's input channels, so small images and
- * small groups stay on igemm (measured, 2 threads, Winograd time / igemm
- * time: 56x56 64->64 0.60-0.67, 28x28 128->128 0.72-0.84, 14x14 batch 8
- * 64-256 channels 0.74-0.98, 7x7 0.88-3.8, 14x14 batch 1 1.0-1.4, 8 groups
- * of 8-16 channels 1.2-1.9: benches/results/heuristics-2026-11-30.md). */
-static int cc_wino_wanted(const cc_geom *g) {
+ * tiles (27x27 outputs and up), and with >= 64 on images of >= 100 tiles,
+ * or of >= 49 when the batch has >= 196.  Its filter transform is made
+ * every call and its GEMMs reduce over one group's input channels, so
+ * small images and small groups stay on igemm.  Measured against igemm,
+ * 2 threads, float32 (benches/results/heuristics-2026-11-30.md): 56x56
+ * 0.48-0.74, 28x28 0.63-0.97 (>= 32 channels), 20x20 0.72-0.96 (>= 64),
+ * 14x14 batch 4-8 0.74-0.98 (>= 64); 14x14 batch 1 0.96-1.22, 7x7 batch 1
+ * 2.0-3.0, 16 channels 0.86-1.34, 8 groups of 8-16 1.1-2.3 stay out.
+ * float64 (dgemm-like micro-kernels do half the lanes, the transforms the
+ * same adds): >= 32 channels on >= 49 tiles, 0.47-0.90 (14x14 batch 1 with
+ * 128-256 channels 0.98-1.01). */
+static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
     if (!cc_wino_applies(g)) return 0;
     const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
     const int64_t tiles = ((g->out[1] + 1) / 2) * ((g->out[2] + 1) / 2);
     if (cig < 32 || cog < 32) return 0;
-    if (tiles >= 196) return 1;
-    return cig >= 64 && cog >= 64 && tiles >= 49 && (double)g->batch * (double)tiles >= 392.0;
+    if (tiles >= 196 || (elsize == 8 && tiles >= 49)) return 1;
+    if (cig < 64 || cog < 64) return 0;
+    return tiles >= 100 || (tiles >= 49 && (double)g->batch * (double)tiles >= 196.0);
 }
 
 int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {
@@ -52,7 +57,7 @@ int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {
     const int small_deep =
         P < 256 && cog > 32 &&
         ((K >= 1024 && (bp < 256.0 || (cog >= 512 && P < 100))) || (K >= 256 && bp <= 128.0));
-    if (cc_wino_wanted(g) && cc_conv_fwd_wino_workspace(g, nthreads, elsize) >= 0) return CC_FWD_WINO;
+    if (cc_wino_wanted(g, elsize) && cc_conv_fwd_wino_workspace(g, nthreads, elsize) >= 0) return CC_FWD_WINO;
     if (!small_deep && cc_conv_fwd_igemm_workspace(g, nthreads, elsize) >= 0) return CC_FWD_IGEMM;
     if (cc_shift_applies(g)) return CC_FWD_SHIFT;
     return CC_FWD_IM2COL;

@@ -140,17 +140,25 @@ def test_method_rule():
     assert _method((1, 64, 56, 56), (64, 64, 3, 3), 1, 1) == "winograd"
     assert _method((4, 128, 28, 28), (128, 128, 3, 3), 1, 1) == "winograd"
     assert _method((1, 32, 28, 28), (32, 32, 3, 3), 1, 1) == "winograd"       # 196 tiles
-    assert _method((1, 32, 26, 26), (32, 32, 3, 3), 1, 1) != "winograd"       # 169 tiles
+    assert _method((1, 32, 26, 26), (32, 32, 3, 3), 1, 1) != "winograd"       # 169, 32 ch
     assert _method((1, 16, 56, 56), (16, 16, 3, 3), 1, 1) != "winograd"       # 16 channels
     assert _method((1, 64, 56, 56), (16, 64, 3, 3), 1, 1) != "winograd"       # 16 out
-    assert _method((8, 256, 14, 14), (256, 256, 3, 3), 1, 1) == "winograd"    # 49 x 8 tiles
-    assert _method((4, 256, 14, 14), (256, 256, 3, 3), 1, 1) != "winograd"    # 49 x 4
+    assert _method((1, 64, 20, 20), (64, 64, 3, 3), 1, 1) == "winograd"       # 100 tiles
+    assert _method((1, 64, 18, 18), (64, 64, 3, 3), 1, 1) != "winograd"       # 81
+    assert _method((4, 256, 14, 14), (256, 256, 3, 3), 1, 1) == "winograd"    # 49 x 4
+    assert _method((3, 256, 14, 14), (256, 256, 3, 3), 1, 1) != "winograd"    # 49 x 3
+    assert _method((8, 256, 12, 12), (256, 256, 3, 3), 1, 1) != "winograd"    # 36 tiles
     assert _method((8, 32, 14, 14), (32, 32, 3, 3), 1, 1) != "winograd"       # 32 channels
     assert _method((8, 512, 28, 28), (512, 64, 3, 3), 1, 8) == "winograd"     # 8 groups of 64
-    assert _method((8, 512, 14, 14), (512, 16, 3, 3), 1, 32) != "winograd"    # ResNeXt
+    assert _method((8, 512, 14, 14), (512, 16, 3, 3), 1, 32) != "winograd"   # ResNeXt
     assert _method((1, 64, 56, 56), (64, 64, 3, 3), 1, 1, np.float64) == "winograd"
+    assert _method((1, 32, 14, 14), (32, 32, 3, 3), 1, 1, np.float64) == "winograd"  # f64: 49
+    assert _method((1, 32, 14, 14), (32, 32, 3, 3), 1, 1, np.float32) != "winograd"
+    assert _method((1, 32, 12, 12), (32, 32, 3, 3), 1, 1, np.float64) != "winograd"  # 36
     p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 2, 1, 1, False, 0, 1, "t", np.float32)
     assert _kernels.fwd_method(p.geom(), 2, 4) != "winograd"                  # stride 2
+    p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 1, 2, 2, False, 0, 1, "t", np.float32)
+    assert _kernels.fwd_method(p.geom(), 2, 4) != "winograd"                  # dilation 2
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
