@@ -4,7 +4,10 @@
  * and against the scalar kernel: random depths kc (including 1 and odd
  * values), ldc wider than the tile, first/accumulate, with and without a
  * bias, float32 and float64; the two-run packing; the weight-gradient
- * kernel (rows narrower and wider than a vector, every tail length).
+ * kernel (rows narrower and wider than a vector, every tail length); the
+ * Winograd F(2x2, 3x3) input and output transforms (runs of 1-40 tiles,
+ * every tail length) against the matrix products B^T d B and A^T M A
+ * formed here.
  *
  *   ig_check [iterations] [seed]     exit status 0 when all pass
  *
@@ -33,27 +36,31 @@ typedef struct {
     int mrw, nrw, lanes;
     ig_ukrw_f32 w32;
     ig_ukrw_f64 w64;
+    ig_wtin_f32 ti32;
+    ig_wtin_f64 ti64;
+    ig_wtout_f32 to32;
+    ig_wtout_f64 to64;
 } isa_t;
 
 static const isa_t isas[] = {
     {"scalar", IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukr_f64_scalar,
      cc_ig_pack2_f32_scalar, cc_ig_pack2_f64_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1,
-     cc_ig_ukrw_f32_scalar, cc_ig_ukrw_f64_scalar},
+     cc_ig_ukrw_f32_scalar, cc_ig_ukrw_f64_scalar, cc_ig_wtin_f32_scalar, cc_ig_wtin_f64_scalar, cc_ig_wtout_f32_scalar, cc_ig_wtout_f64_scalar},
 #if defined(CC_HAVE_X86_SIMD)
     {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL, cc_ig_pack2_f32_avx2, NULL,
-     IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, NULL},
+     IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, NULL, cc_ig_wtin_f32_avx2, NULL, cc_ig_wtout_f32_avx2, NULL},
     {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2, NULL, cc_ig_pack2_f64_avx2,
-     IG_MRW_AVX2, IG_NRW_AVX2, 4, NULL, cc_ig_ukrw_f64_avx2},
+     IG_MRW_AVX2, IG_NRW_AVX2, 4, NULL, cc_ig_ukrw_f64_avx2, NULL, cc_ig_wtin_f64_avx2, NULL, cc_ig_wtout_f64_avx2},
     {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, NULL, cc_ig_pack2_f32_avx512,
-     NULL, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, NULL},
+     NULL, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, NULL, cc_ig_wtin_f32_avx512, NULL, cc_ig_wtout_f32_avx512, NULL},
     {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 8, NULL, cc_ig_ukr_f64_avx512, NULL,
-     cc_ig_pack2_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, NULL, cc_ig_ukrw_f64_avx512},
+     cc_ig_pack2_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, NULL, cc_ig_ukrw_f64_avx512, NULL, cc_ig_wtin_f64_avx512, NULL, cc_ig_wtout_f64_avx512},
 #endif
 #if defined(__aarch64__)
     {"neon", IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, NULL, cc_ig_pack2_f32_neon, NULL,
-     IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, NULL},
+     IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, NULL, cc_ig_wtin_f32_neon, NULL, cc_ig_wtout_f32_neon, NULL},
     {"neon", IG_MR_NEON, IG_NV_NEON * 2, NULL, cc_ig_ukr_f64_neon, NULL, cc_ig_pack2_f64_neon,
-     IG_MRW_NEON, IG_NRW_NEON, 2, NULL, cc_ig_ukrw_f64_neon},
+     IG_MRW_NEON, IG_NRW_NEON, 2, NULL, cc_ig_ukrw_f64_neon, NULL, cc_ig_wtin_f64_neon, NULL, cc_ig_wtout_f64_neon},
 #endif
 };
 
@@ -200,6 +207,87 @@ static int check_w(const isa_t *isa, int f64, int64_t nrows, int64_t w)
     return bad;
 }
 
+/* The Winograd transforms of a run of nq tiles against B^T d B and
+ * A^T M A formed here from the matrices (ig_wino.h), in double. */
+static const double BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+static const double AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+
+static int check_wt(const isa_t *isa, int f64, int64_t nq)
+{
+    const int64_t sl = nq + 1 + ri(0, 5), vs = nq + ri(0, 7), es = f64 ? 8 : 4;
+    double *in = malloc(sizeof(double) * (size_t)(8 * sl)), *m = malloc(sizeof(double) * (size_t)(16 * vs));
+    char *tin = malloc((size_t)(8 * sl * es)), *tv = malloc((size_t)(16 * vs * es));
+    char *tm = malloc((size_t)(16 * vs * es)), *tr = malloc((size_t)(2 * (2 * nq + 1) * es));
+    const double bv = ru();
+    for (int64_t i = 0; i < 8 * sl; i++) in[i] = ru();
+    for (int64_t i = 0; i < 16 * vs; i++) m[i] = ru();
+    for (int64_t i = 0; i < 8 * sl; i++) {
+        if (f64) ((double *)tin)[i] = in[i]; else ((float *)tin)[i] = (float)in[i];
+    }
+    for (int64_t i = 0; i < 16 * vs; i++) {
+        if (f64) ((double *)tm)[i] = m[i]; else ((float *)tm)[i] = (float)m[i];
+    }
+    memset(tv, 0, (size_t)(16 * vs * es));
+    /* sentinel past the run: the kernels must not write there */
+    for (int64_t i = 0; i < 2 * (2 * nq + 1); i++) {
+        if (f64) ((double *)tr)[i] = 12345.0; else ((float *)tr)[i] = 12345.0f;
+    }
+    if (f64) {
+        isa->ti64(nq, (const double *)tin, sl, (double *)tv, vs);
+        isa->to64(nq, (const double *)tm, vs, bv, (double *)tr, (double *)tr + 2 * nq + 1);
+    } else {
+        isa->ti32(nq, (const float *)tin, sl, (float *)tv, vs);
+        isa->to32(nq, (const float *)tm, vs, (float)bv, (float *)tr, (float *)tr + 2 * nq + 1);
+    }
+#define GETV(buf, i) (f64 ? ((double *)(buf))[i] : (double)((float *)(buf))[i])
+    const double tol = f64 ? 1e-13 : 2e-6;
+    double worst = 0;
+    for (int64_t q = 0; q < nq; q++) {
+        double d[4][4], v[4][4], t[4][4];
+        for (int r = 0; r < 4; r++) /* window column c = phase c % 2, place q + c / 2 */
+            for (int c = 0; c < 4; c++) d[r][c] = GETV(tin, (2 * r + c % 2) * sl + q + c / 2);
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                t[i][j] = 0;
+                for (int k = 0; k < 4; k++) t[i][j] += BT[i][k] * d[k][j];
+            }
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 4; j++) {
+                v[i][j] = 0;
+                for (int k = 0; k < 4; k++) v[i][j] += t[i][k] * BT[j][k];
+                const double e = fabs(GETV(tv, (i * 4 + j) * vs + q) - v[i][j]);
+                if (e > worst) worst = e;
+            }
+        double mm[4][4], u[2][4];
+        for (int x = 0; x < 16; x++) mm[x / 4][x % 4] = GETV(tm, x * vs + q);
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 4; j++) {
+                u[i][j] = 0;
+                for (int k = 0; k < 4; k++) u[i][j] += AT[i][k] * mm[k][j];
+            }
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++) {
+                double y = bv;
+                for (int k = 0; k < 4; k++) y += u[i][k] * AT[j][k];
+                const double e = fabs(GETV(tr, i * (2 * nq + 1) + 2 * q + j) - y);
+                if (e > worst) worst = e;
+            }
+    }
+    for (int i = 0; i < 2; i++) /* the element after each output row is untouched */
+        if (GETV(tr, i * (2 * nq + 1) + 2 * nq) != 12345.0) worst = 1e30;
+    /* tiles past nq are not written: v stays 0 there */
+    for (int x = 0; x < 16; x++)
+        for (int64_t q = nq; q < vs; q++)
+            if (GETV(tv, x * vs + q) != 0) worst = 1e30;
+#undef GETV
+    int bad = !(worst <= tol * 8);
+    if (bad)
+        printf("FAIL wino transforms %s %s nq=%lld err=%g\n", isa->name, f64 ? "f64" : "f32",
+               (long long)nq, worst);
+    free(in); free(m); free(tin); free(tv); free(tm); free(tr);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 200;
@@ -220,7 +308,8 @@ int main(int argc, char **argv)
                 failures += check(&isas[i], f64, kc, ldc, (int)ri(0, 1), (int)ri(0, 1));
                 failures += check_pack(&isas[i], f64, ri(1, 40), (int)ri(1, isas[i].nr));
                 failures += check_w(&isas[i], f64, ri(1, 6), it < 40 ? it + 1 : ri(1, 70));
-                checks += 3;
+                failures += check_wt(&isas[i], f64, it < 40 ? it + 1 : ri(1, 40));
+                checks += 4;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
