@@ -1,11 +1,12 @@
 """Winograd F(2x2, 3x3) for 3x3 stride-1 layers (src/igemm/ig_wino.c,
 ``_kernels.conv_fwd_wino``), the forward method ``cc_conv_fwd_method`` picks
-for 2-D 3x3 stride-1 layers of >= 32 channels per group on large enough
-images.
+for 2-D 3x3 stride-1 layers (dilation 1-4) of >= 32 channels per group on
+large enough images.
 
 The kernel is called directly on random geometries that the method rule
 would not send it (few channels, tiny images, odd sizes, every padding 0-3
-on each side, groups, bias, 1-3 threads, float32 and float64), under every
+on each side, dilations 1-4, groups, bias, 1-3 threads, float32 and
+float64), under every
 instruction set this CPU runs (its GEMMs are the implicit GEMM's
 micro-kernels), and checked against the float64 NumPy reference of
 tests/reference.py.  Then the public API on layers that take the method,
@@ -30,15 +31,15 @@ ISAS = _depthwise.available_isas()
 TOL = {np.float32: 3e-6, np.float64: 2e-14}
 
 
-def _geom(xs, ws, pad_before, pad_after, groups):
+def _geom(xs, ws, pad_before, pad_after, groups, dil=(1, 1)):
     n, c, h, w = xs
-    out = (h + pad_before[0] + pad_after[0] - 2, w + pad_before[1] + pad_after[1] - 2)
+    out = (h + pad_before[0] + pad_after[0] - 2 * dil[0], w + pad_before[1] + pad_after[1] - 2 * dil[1])
     return (n, groups, c, ws[0], (1, h, w), (1,) + out, (1, 3, 3), (1, 1, 1),
-            (0,) + tuple(pad_before), (1, 1, 1)), out
+            (0,) + tuple(pad_before), (1,) + tuple(dil)), out
 
 
-def run_wino(x, w, b, pad_before, pad_after, groups, nthreads, y=None):
-    geom, out = _geom(x.shape, w.shape, pad_before, pad_after, groups)
+def run_wino(x, w, b, pad_before, pad_after, groups, nthreads, y=None, dil=(1, 1)):
+    geom, out = _geom(x.shape, w.shape, pad_before, pad_after, groups, dil)
     nb = _kernels.wino_workspace_bytes(geom, nthreads, x.itemsize)
     assert nb > 0
     ws = np.empty(nb, np.uint8)
@@ -56,13 +57,14 @@ def test_wino_random_geometries(name, dtype):
     _kernels.set_isa(name)
     try:
         done = 0
-        while done < 40:
+        while done < 60:
             groups = int(rng.choice([1, 1, 2, 3]))
             cig, cog = int(rng.integers(1, 20)), int(rng.integers(1, 30))
             h, w_ = int(rng.integers(1, 24)), int(rng.integers(1, 40))
             pb = tuple(int(v) for v in rng.integers(0, 4, 2))
             pa = tuple(int(v) for v in rng.integers(0, 4, 2))
-            if h + pb[0] + pa[0] < 3 or w_ + pb[1] + pa[1] < 3:
+            dil = tuple(int(v) for v in rng.choice([1, 1, 1, 2, 3, 4], 2))
+            if h + pb[0] + pa[0] <= 2 * dil[0] or w_ + pb[1] + pa[1] <= 2 * dil[1]:
                 continue
             n = int(rng.integers(1, 4))
             x = rng.standard_normal((n, cig * groups, h, w_)).astype(dtype)
@@ -70,36 +72,39 @@ def test_wino_random_geometries(name, dtype):
             b = rng.standard_normal(cog * groups).astype(dtype) if rng.random() < 0.6 else None
             ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
                            None if b is None else b.astype(np.float64),
-                           stride=1, pad_before=pb, pad_after=pa, dilation=1, groups=groups)
+                           stride=1, pad_before=pb, pad_after=pa, dilation=dil, groups=groups)
             scale = max(np.abs(ref).max(), 1e-30)
             for nt in (1, 2, 3):
-                y = run_wino(x, w, b, pb, pa, groups, nt)
+                y = run_wino(x, w, b, pb, pa, groups, nt, dil=dil)
                 err = np.abs(y - ref).max() / scale
-                assert err <= TOL[dtype], (name, x.shape, w.shape, pb, pa, groups, nt, err)
+                assert err <= TOL[dtype], (name, x.shape, w.shape, pb, pa, dil, groups, nt, err)
             done += 1
     finally:
         _kernels.set_isa(prev)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_wino_every_tile_edge(dtype):
+@pytest.mark.parametrize("dil", [(1, 1), (2, 2), (1, 3), (4, 2)])
+def test_wino_every_tile_edge(dtype, dil):
     """Outputs of every width and height 1-13 (tiles cut by the bottom and
-    right edges, panels of tiles wrapping tile rows), 40 output channels (a
-    partial micro-kernel panel), 'same' and 'valid' padding."""
+    right edges, panels of tiles wrapping tile rows and phases), 40 output
+    channels (a partial micro-kernel panel), 'same' and 'valid' padding,
+    dilations whose phases differ in size."""
     rng = np.random.default_rng(5)
     w = rng.standard_normal((40, 5, 3, 3)).astype(dtype)
     b = rng.standard_normal(40).astype(dtype)
     for h in range(1, 14):
         for w_ in range(1, 14):
-            for pad in (0, 1):
-                if h + 2 * pad < 3 or w_ + 2 * pad < 3:
+            for same in (False, True):
+                pad = dil if same else (0, 0)
+                if h + 2 * pad[0] <= 2 * dil[0] or w_ + 2 * pad[1] <= 2 * dil[1]:
                     continue
                 x = rng.standard_normal((2, 5, h, w_)).astype(dtype)
                 ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
-                               stride=1, pad_before=(pad, pad), dilation=1)
-                y = run_wino(x, w, b, (pad, pad), (pad, pad), 1, 2)
+                               stride=1, pad_before=pad, dilation=dil)
+                y = run_wino(x, w, b, pad, pad, 1, 2, dil=dil)
                 err = np.abs(y - ref).max() / np.abs(ref).max()
-                assert err <= TOL[dtype], (h, w_, pad, err)
+                assert err <= TOL[dtype], (h, w_, pad, dil, err)
 
 
 def test_wino_rejects_other_geometries():
@@ -109,7 +114,7 @@ def test_wino_rejects_other_geometries():
     ws = np.zeros(1 << 16, np.uint8)
     for stride, k, dil in (((1, 2, 2), (1, 3, 3), (1, 1, 1)),   # stride 2
                            ((1, 1, 1), (1, 5, 5), (1, 1, 1)),   # 5x5
-                           ((1, 1, 1), (1, 3, 3), (1, 2, 2))):  # dilated
+                           ((1, 1, 1), (1, 3, 3), (1, 1, 5))):  # dilation > 4
         geom = (1, 1, 2, 2, (1, 8, 8), (1, 6, 6), k, stride, (0, 0, 0), dil)
         assert _kernels.wino_workspace_bytes(geom, 1, 4) == -1
         with pytest.raises(ValueError, match="geometry"):
@@ -130,8 +135,8 @@ def test_wino_short_workspace_is_a_memory_error():
                                np.zeros(nb - 64, np.uint8), 1)
 
 
-def _method(xs, ws, padding, groups, dtype=np.float32, nt=2):
-    p = make_params(xs, ws, None, 1, padding, 1, False, 0, groups, "t", dtype)
+def _method(xs, ws, padding, groups, dtype=np.float32, nt=2, dil=1):
+    p = make_params(xs, ws, None, 1, padding, dil, False, 0, groups, "t", dtype)
     return _kernels.fwd_method(p.geom(), nt, np.dtype(dtype).itemsize)
 
 
@@ -158,7 +163,11 @@ def test_method_rule():
     p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 2, 1, 1, False, 0, 1, "t", np.float32)
     assert _kernels.fwd_method(p.geom(), 2, 4) != "winograd"                  # stride 2
     p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 1, 2, 2, False, 0, 1, "t", np.float32)
-    assert _kernels.fwd_method(p.geom(), 2, 4) != "winograd"                  # dilation 2
+    assert _kernels.fwd_method(p.geom(), 2, 4) == "winograd"                  # dilation 2
+    p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 1, 4, (4, 1), False, 0, 1, "t", np.float32)
+    assert _kernels.fwd_method(p.geom(), 2, 4) == "winograd"                  # dilation 4
+    p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 1, 5, 5, False, 0, 1, "t", np.float32)
+    assert _kernels.fwd_method(p.geom(), 2, 4) != "winograd"                  # dilation 5
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -167,25 +176,27 @@ def test_public_api_on_winograd_layers(dtype):
     (forward, and grad_input as the forward of the flipped weight), against
     the reference."""
     rng = np.random.default_rng(11)
-    for xs, ws, pad, groups in (((2, 64, 28, 30), (64, 64, 3, 3), 1, 1),
-                                ((1, 48, 29, 27), (40, 48, 3, 3), (0, 2), 1),
-                                ((2, 128, 28, 28), (128, 64, 3, 3), 1, 2)):
-        assert _method(xs, ws, pad, groups, dtype) == "winograd"
+    for xs, ws, pad, dil, groups in (((2, 64, 28, 30), (64, 64, 3, 3), 1, 1, 1),
+                                     ((1, 48, 29, 27), (40, 48, 3, 3), (0, 2), 1, 1),
+                                     ((2, 128, 28, 28), (128, 64, 3, 3), 1, 1, 2),
+                                     ((1, 64, 33, 33), (64, 64, 3, 3), 2, 2, 1),
+                                     ((1, 64, 31, 30), (64, 64, 3, 3), (3, 1), (3, 1), 1)):
+        assert _method(xs, ws, pad, groups, dtype, dil=dil) == "winograd"
         x = rng.standard_normal(xs).astype(dtype)
         w = rng.standard_normal(ws).astype(dtype)
         b = rng.standard_normal(ws[0]).astype(dtype)
         pp = pad if isinstance(pad, tuple) else (pad, pad)
         ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
-                       stride=1, pad_before=pp, dilation=1, groups=groups)
-        y = cconv.conv2d(x, w, b, 1, pad, 1, groups)
+                       stride=1, pad_before=pp, dilation=dil, groups=groups)
+        y = cconv.conv2d(x, w, b, 1, pad, dil, groups)
         assert np.abs(y - ref).max() / np.abs(ref).max() <= TOL[dtype]
         gy = rng.standard_normal(y.shape).astype(dtype)
-        gx, gw, gb = cconv.convolution_backward(gy, x, w, (ws[0],), 1, pad, 1, False, 0, groups,
+        gx, gw, gb = cconv.convolution_backward(gy, x, w, (ws[0],), 1, pad, dil, False, 0, groups,
                                                 (True, True, True))
         rgx = ref_conv_grad_input(gy.astype(np.float64), w.astype(np.float64), x.shape,
-                                  stride=1, pad_before=pp, dilation=1, groups=groups)
+                                  stride=1, pad_before=pp, dilation=dil, groups=groups)
         rgw = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w.shape,
-                                   stride=1, pad_before=pp, dilation=1, groups=groups)
+                                   stride=1, pad_before=pp, dilation=dil, groups=groups)
         assert np.abs(gx - rgx).max() / np.abs(rgx).max() <= 4 * TOL[dtype]
         assert np.abs(gw - rgw).max() / np.abs(rgw).max() <= 4 * TOL[dtype]
         assert np.allclose(gb, gy.astype(np.float64).sum((0, 2, 3)), rtol=1e-5)

@@ -1,10 +1,15 @@
 /*
  * 3x3 stride-1 convolution by Winograd F(2x2, 3x3) (ig_wino.c), on the
  * implicit GEMM's micro-kernels.  2-D (depth 1), kernel 3x3, stride 1,
- * dilation 1, any padding and groups, float32 and float64.
+ * dilation 1-4 along each axis, any padding and groups, float32 and
+ * float64.
  *
- * The output is cut into 2x2 tiles, row-major over the plane (tw tiles per
- * row; tiles past the bottom or right edge are computed and clipped).
+ * The output is cut into 2x2 tiles.  With dilation (dh, dw) the output
+ * splits into dh x dw phases (rows a + dh i, columns b + dw j), each an
+ * undilated 3x3 convolution of the input's phase (rows a - ph + dh i',
+ * columns b - pw + dw j'); a phase's tiles are row-major over it (tiles
+ * past its bottom or right edge are computed and clipped), and the phases
+ * follow each other (a, then b).
  * With U = G g G^T (4x4 per output/input channel pair, G = [1 0 0; 1/2 1/2
  * 1/2; 1/2 -1/2 1/2; 0 0 1]) and V = B^T d B of each tile's 4x4 input
  * window d, the 16 elements xi of the transformed domain are 16 matrix
@@ -27,7 +32,8 @@
 typedef struct iw_plan {
     int nt, mr, nr;
     int64_t cig, cog, mpan;     /* channels per group; MR panels per group */
-    int64_t th, tw, ntiles;     /* 2x2 tiles: rows, per row, per image */
+    int64_t dh, dw;             /* dilation: phases */
+    int64_t tw, ntiles;         /* 2x2 tiles: most per tile row, per image */
     int64_t npanels, items;     /* NR-tile panels per image; items */
     int64_t ap_elems;           /* U, all groups and xi */
     int64_t vb_elems, mb_elems; /* per thread: V and M of one panel */
@@ -35,12 +41,40 @@ typedef struct iw_plan {
     int64_t per_thread;
 } iw_plan;
 
-/* 2-D 3x3 stride 1 dilation 1 (the geometry padded to 3-D: depth 1). */
+/* The largest dilation (each axis): the phases are looked up by a loop. */
+#define IW_MAX_DIL 4
+
+/* 2-D 3x3 stride 1 dilation 1-4 (the geometry padded to 3-D: depth 1). */
 static inline int cc_wino_applies(const cc_geom *g) {
     return cc_geom_valid(g) && g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 &&
            g->k[1] == 3 && g->k[2] == 3 && g->stride[1] == 1 && g->stride[2] == 1 &&
-           g->dil[1] == 1 && g->dil[2] == 1 && g->pad[1] >= 0 && g->pad[2] >= 0 &&
-           g->out[1] > 0 && g->out[2] > 0;
+           g->dil[1] >= 1 && g->dil[1] <= IW_MAX_DIL && g->dil[2] >= 1 &&
+           g->dil[2] <= IW_MAX_DIL && g->pad[1] >= 0 && g->pad[2] >= 0 && g->out[1] > 0 &&
+           g->out[2] > 0;
+}
+
+/* Tile rows of output phase a (rows a, a + d, ...) of n rows, and tiles per
+ * tile row of phase b likewise. */
+static inline int64_t iw_phase_tiles(int64_t n, int64_t d, int64_t a) {
+    return a < n ? cc_ceil_div(cc_ceil_div(n - a, d), 2) : 0;
+}
+
+/* Phase (a, b), tile row th and tile column q of tile t; *twb: the
+ * phase's tiles per tile row. */
+static inline void iw_locate(const cc_geom *g, const struct iw_plan *p, int64_t t, int64_t *a,
+                             int64_t *b, int64_t *th, int64_t *q, int64_t *twb) {
+    for (int64_t pa = 0; pa < p->dh; ++pa) {
+        const int64_t tha = iw_phase_tiles(g->out[1], p->dh, pa);
+        for (int64_t pb = 0; pb < p->dw; ++pb) {
+            const int64_t twp = iw_phase_tiles(g->out[2], p->dw, pb), n = tha * twp;
+            if (t < n) {
+                *a = pa, *b = pb, *th = t / twp, *q = t % twp, *twb = twp;
+                return;
+            }
+            t -= n;
+        }
+    }
+    *a = *b = *th = *q = *twb = 0; /* not reached for t < ntiles */
 }
 
 static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, iw_plan *p) {
@@ -50,9 +84,13 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     p->cig = g->c_in / g->groups;
     p->cog = g->c_out / g->groups;
     p->mpan = cc_ceil_div(p->cog, mr);
-    p->th = cc_ceil_div(g->out[1], 2);
-    p->tw = cc_ceil_div(g->out[2], 2);
-    p->ntiles = p->th * p->tw;
+    p->dh = g->dil[1];
+    p->dw = g->dil[2];
+    p->tw = iw_phase_tiles(g->out[2], p->dw, 0);
+    p->ntiles = 0;
+    for (int64_t a = 0; a < p->dh; ++a)
+        for (int64_t b = 0; b < p->dw; ++b)
+            p->ntiles += iw_phase_tiles(g->out[1], p->dh, a) * iw_phase_tiles(g->out[2], p->dw, b);
     p->npanels = cc_ceil_div(p->ntiles, nr);
     p->items = g->batch * g->groups * p->npanels;
     if (p->items < p->nt) p->nt = (int)(p->items > 0 ? p->items : 1);

@@ -44,49 +44,58 @@ static void IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w,
     }
 }
 
+/* floor(a / b), b > 0 */
+static inline int64_t IW_FN(iw_fdiv_)(int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
 /* The transformed input of one panel of NR tiles of image n, group gi:
  * vb[(xi * cig + ci) * NR + j]; tiles past the image are zero columns.
- * The panel is cut into runs of tiles of one tile row; for each run the
- * four input rows of its windows are split into even and odd columns
- * (zeros outside the image), so that window column c of tile q is
- * element q + c / 2 of phase c % 2, and the instruction set's kernel
- * (ig_wtr.inc) transforms the run.  es: 8 split rows of tw + 2 elements. */
+ * The panel is cut into runs of tiles of one tile row of one phase; for
+ * each run the four input rows of its windows are split into even and odd
+ * window columns (zeros outside the image), so that window column c of
+ * tile q is element q + c / 2 of phase c % 2, and the instruction set's
+ * kernel (ig_wtr.inc) transforms the run.  es: 8 split rows of tw + 2
+ * elements. */
 static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
                              const IG_T *x, int64_t n, int64_t gi, int64_t t0, IG_T *vb,
                              IG_T *es) {
     const int64_t H = g->in[1], W = g->in[2], nr = p->nr, cig = p->cig;
-    const int64_t pt = g->pad[1], pl = g->pad[2], tw = p->tw, sl = tw + 2;
+    const int64_t pt = g->pad[1], pl = g->pad[2], dh = p->dh, dw = p->dw, sl = p->tw + 2;
     const int64_t vs = cig * nr; /* between xi */
     const int64_t tend = cc_min64(t0 + nr, p->ntiles);
     for (int64_t ci = 0; ci < cig; ++ci) {
         const IG_T *xc = x + ((n * g->c_in + gi * cig + ci) * H) * W;
         IG_T *v = vb + ci * nr;
         for (int64_t t = t0; t < tend;) {
-            const int64_t th = t / tw, qa = t % tw, qb = cc_min64(tw, qa + (tend - t));
-            const int64_t j0 = t - t0, nq = qb - qa;
-            /* rows 2 th - pt + r, columns 2 q - pl + c for q in [qa, qb], c < 2 */
+            int64_t a, b, th, qa, twb;
+            iw_locate(g, p, t, &a, &b, &th, &qa, &twb);
+            const int64_t j0 = t - t0, nq = cc_min64(twb, qa + (tend - t)) - qa;
+            /* window column c of tile q: input column c0 + dw (2 q + c) */
+            const int64_t c0 = b - pl + 2 * dw * qa;
+            /* q in [qlo, qhi): both window columns of phase 0 and 1 inside */
+            const int64_t qlo = cc_min64(nq + 1, cc_max64(0, -IW_FN(iw_fdiv_)(c0, 2 * dw)));
+            const int64_t qhi = cc_max64(qlo, cc_min64(nq + 1, IW_FN(iw_fdiv_)(W - 1 - dw - c0, 2 * dw) + 1));
             for (int r = 0; r < 4; ++r) {
-                const int64_t ih = 2 * th - pt + r;
+                const int64_t ih = a - pt + dh * (2 * th + r);
                 IG_T *e = es + (2 * r) * sl, *o = e + sl;
                 if (ih < 0 || ih >= H) {
                     for (int64_t q = 0; q <= nq; ++q) e[q] = o[q] = 0;
                     continue;
                 }
-                /* q in [qlo, qhi): both columns 2 (qa + q) - pl + {0, 1} inside */
-                const IG_T *row = xc + ih * W + 2 * qa - pl;
-                const int64_t qlo = cc_min64(nq + 1, cc_max64(0, (pl - 2 * qa + 1) / 2));
-                const int64_t qhi = cc_max64(qlo, cc_min64(nq + 1, (W + pl - 2 * qa) / 2));
+                const IG_T *row = xc + ih * W;
                 for (int64_t q = 0; q <= nq; ++q) {
                     if (q == qlo) {
+                        const IG_T *s0 = row + c0;
                         for (; q < qhi; ++q) {
-                            e[q] = row[2 * q];
-                            o[q] = row[2 * q + 1];
+                            e[q] = s0[2 * dw * q];
+                            o[q] = s0[2 * dw * q + dw];
                         }
                         if (q > nq) break;
                     }
-                    const int64_t c = 2 * (qa + q) - pl;
-                    e[q] = c >= 0 && c < W ? xc[ih * W + c] : (IG_T)0;
-                    o[q] = c + 1 >= 0 && c + 1 < W ? xc[ih * W + c + 1] : (IG_T)0;
+                    const int64_t c = c0 + 2 * dw * q;
+                    e[q] = c >= 0 && c < W ? row[c] : (IG_T)0;
+                    o[q] = c + dw >= 0 && c + dw < W ? row[c + dw] : (IG_T)0;
                 }
             }
             kern->wtin(nq, es, sl, v + j0, vs);
@@ -99,30 +108,42 @@ static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T
 
 /* Y = A^T M A (+ bias) of the panel's tiles into y, clipped at the image's
  * bottom and right edges: A^T = [1 1 1 0; 0 1 -1 -1].  Per run of tiles of
- * one tile row, the instruction set's kernel (ig_wtr.inc) writes the two
- * output rows into y, or, where the run is clipped, into es (2 rows of
- * 2 (tw + 1) elements) whose part inside the image is then copied. */
+ * one tile row of one phase, the instruction set's kernel (ig_wtr.inc)
+ * writes the two output rows into y (dilation 1, not clipped), or into es
+ * (2 rows of 2 (tw + 1) elements) whose part inside the image is then
+ * copied (every dw-th column with dilation). */
 static void IW_FN(iw_output_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
                               const IG_T *mb, const IG_T *bias, int64_t n, int64_t gi, int64_t t0,
                               IG_T *y, IG_T *es) {
-    const int64_t OH = g->out[1], OW = g->out[2], nr = p->nr, cog = p->cog, tw = p->tw;
+    const int64_t OH = g->out[1], OW = g->out[2], nr = p->nr, cog = p->cog;
+    const int64_t dh = p->dh, dw = p->dw;
     const int64_t ms = p->mpan * p->mr * nr; /* between xi */
-    const int64_t tend = cc_min64(t0 + nr, p->ntiles), sl = 2 * (tw + 1);
+    const int64_t tend = cc_min64(t0 + nr, p->ntiles), sl = 2 * (p->tw + 1);
     for (int64_t co = 0; co < cog; ++co) {
         const IG_T bv = bias ? bias[gi * cog + co] : (IG_T)0;
         IG_T *yc = y + (n * g->c_out + gi * cog + co) * OH * OW;
         for (int64_t t = t0; t < tend;) {
-            const int64_t th = t / tw, qa = t % tw, qb = cc_min64(tw, qa + (tend - t));
-            const int64_t nq = qb - qa;
-            const int64_t oh = 2 * th, ow = 2 * qa, nw = cc_min64(2 * nq, OW - ow);
+            int64_t a, b, th, qa, twb;
+            iw_locate(g, p, t, &a, &b, &th, &qa, &twb);
+            const int64_t nq = cc_min64(twb, qa + (tend - t)) - qa;
+            const int64_t oh = a + dh * 2 * th, ow = b + dw * 2 * qa;
+            /* outputs of the run inside the image: columns ow + dw c, c < nw */
+            const int64_t nw = cc_min64(2 * nq, cc_ceil_div(OW - ow, dw));
+            const int row1 = oh + dh < OH;
             IG_T *d = yc + oh * OW + ow;
-            if (nw == 2 * nq && oh + 1 < OH) { /* no clipping: straight into y */
-                kern->wtout(nq, mb + co * nr + (t - t0), ms, bv, d, d + OW);
+            if (dw == 1 && nw == 2 * nq && row1) { /* straight into y */
+                kern->wtout(nq, mb + co * nr + (t - t0), ms, bv, d, d + dh * OW);
             } else {
                 IG_T *r0 = es, *r1 = es + sl;
                 kern->wtout(nq, mb + co * nr + (t - t0), ms, bv, r0, r1);
-                memcpy(d, r0, (size_t)nw * sizeof(IG_T));
-                if (oh + 1 < OH) memcpy(d + OW, r1, (size_t)nw * sizeof(IG_T));
+                if (dw == 1) {
+                    memcpy(d, r0, (size_t)nw * sizeof(IG_T));
+                    if (row1) memcpy(d + dh * OW, r1, (size_t)nw * sizeof(IG_T));
+                } else {
+                    for (int64_t c = 0; c < nw; ++c) d[c * dw] = r0[c];
+                    if (row1)
+                        for (int64_t c = 0; c < nw; ++c) d[dh * OW + c * dw] = r1[c];
+                }
             }
             t += nq;
         }
