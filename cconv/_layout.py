@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from . import _depthwise, _nhwc
+from . import _depthwise, _kernels, _nhwc
 from ._config import get_num_threads, workspace
 from ._dispatch import Backend, as_backend
 
@@ -135,6 +135,12 @@ def _nhwc_applies(p, dt, backend) -> bool:
         # path time: 2x96x28x28 7x7 -> 16/32/64 2.02/1.38/1.49, 2x64x28x28
         # 5x5 -> 32 1.51, 1x32x16^3 5x5x5 -> 64 1.23; but -> 128 0.86-1.05,
         # 1-D k31 0.86, the stem's 3 input channels 0.42)
+        return False
+    if (p.nsp == 2 and math.prod(p.kernel) == 9
+            and _kernels.fwd_method(p.geom(), get_num_threads(), 8 if dt == np.float64 else 4) == "winograd"):
+        # 3x3 stride-1 layers that the channels-first forward runs by
+        # Winograd: the copies and Winograd win (2 threads, NHWC time /
+        # copy path time: 4x128x28x28 2.6, 1x64x56x56 4.9, 1x256x28x28 1.5)
         return False
     return True
 
