@@ -16,18 +16,20 @@
 #include "cc_instances.h"
 
 /* Winograd F(2x2, 3x3) (src/igemm/ig_wino.c) for 2-D 3x3 stride-1 layers
- * (dilation 1-4; dilated layers measured 0.32-0.95 on the same rule) with >= 32 input and output channels per group on images of >= 196 2x2
- * tiles (27x27 outputs and up), and with >= 64 on images of >= 100 tiles,
- * or of >= 49 when the batch has >= 196.  Its filter transform is made
- * every call and its GEMMs reduce over one group's input channels, so
- * small images and small groups stay on igemm.  Measured against igemm,
- * 2 threads, float32 (benches/results/heuristics-2026-11-30.md): 56x56
- * 0.48-0.74, 28x28 0.63-0.97 (>= 32 channels), 20x20 0.72-0.96 (>= 64),
- * 14x14 batch 4-8 0.74-0.98 (>= 64); 14x14 batch 1 0.96-1.22, 7x7 batch 1
- * 2.0-3.0, 16 channels 0.86-1.34, 8 groups of 8-16 1.1-2.3 stay out.
- * float64 (dgemm-like micro-kernels do half the lanes, the transforms the
- * same adds): >= 32 channels on >= 49 tiles, 0.47-0.90 (14x14 batch 1 with
- * 128-256 channels 0.98-1.01). */
+ * (dilation 1-4) with >= 32 input and output channels per group on images
+ * of >= 196 2x2 tiles (27x27 outputs and up), and with >= 64 on images of
+ * >= 100 tiles, or of >= 16 when the batch has >= 128 (its panels of tiles
+ * span images).  Its filter transform is made every call and its
+ * transforms cost per channel what its GEMMs cost per channel pair, so
+ * single small images and small groups stay on igemm.  Measured against
+ * igemm, 2 threads, float32 (benches/results/heuristics-2026-11-30.md):
+ * 56x56 0.48-0.74, 28x28 0.63-0.97 (>= 32 channels), 20x20 0.72-0.96
+ * (>= 64), 7x7-14x14 with >= 128 tiles in the batch 0.69-0.93 (>= 64);
+ * 7x7-14x14 batch 1 0.98-2.9, 16 channels 0.86-1.34, groups of 4-16
+ * channels 1.1-1.8 stay out; dilated layers 0.32-0.95.  float64 (the
+ * micro-kernels do half the lanes, the transforms the same adds): >= 32
+ * channels on >= 49 tiles, 0.47-0.90 (14x14 batch 1 with 128-256 channels
+ * 0.98-1.01). */
 static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
     if (!cc_wino_applies(g)) return 0;
     const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
@@ -35,7 +37,7 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
     if (cig < 32 || cog < 32) return 0;
     if (tiles >= 196 || (elsize == 8 && tiles >= 49)) return 1;
     if (cig < 64 || cog < 64) return 0;
-    return tiles >= 100 || (tiles >= 49 && (double)g->batch * (double)tiles >= 196.0);
+    return tiles >= 100 || (tiles >= 16 && (double)g->batch * (double)tiles >= 128.0);
 }
 
 int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {

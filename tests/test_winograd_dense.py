@@ -150,9 +150,11 @@ def test_method_rule():
     assert _method((1, 64, 56, 56), (16, 64, 3, 3), 1, 1) != "winograd"       # 16 out
     assert _method((1, 64, 20, 20), (64, 64, 3, 3), 1, 1) == "winograd"       # 100 tiles
     assert _method((1, 64, 18, 18), (64, 64, 3, 3), 1, 1) != "winograd"       # 81
-    assert _method((4, 256, 14, 14), (256, 256, 3, 3), 1, 1) == "winograd"    # 49 x 4
-    assert _method((3, 256, 14, 14), (256, 256, 3, 3), 1, 1) != "winograd"    # 49 x 3
-    assert _method((8, 256, 12, 12), (256, 256, 3, 3), 1, 1) != "winograd"    # 36 tiles
+    assert _method((3, 256, 14, 14), (256, 256, 3, 3), 1, 1) == "winograd"    # 49 x 3
+    assert _method((2, 256, 14, 14), (256, 256, 3, 3), 1, 1) != "winograd"    # 49 x 2
+    assert _method((8, 64, 7, 7), (64, 64, 3, 3), 1, 1) == "winograd"         # 16 x 8
+    assert _method((7, 64, 7, 7), (64, 64, 3, 3), 1, 1) != "winograd"         # 16 x 7
+    assert _method((16, 64, 5, 5), (64, 64, 3, 3), 1, 1) != "winograd"        # 9 tiles
     assert _method((8, 32, 14, 14), (32, 32, 3, 3), 1, 1) != "winograd"       # 32 channels
     assert _method((8, 512, 28, 28), (512, 64, 3, 3), 1, 8) == "winograd"     # 8 groups of 64
     assert _method((8, 512, 14, 14), (512, 16, 3, 3), 1, 32) != "winograd"   # ResNeXt

@@ -18,11 +18,14 @@
  * tile and channel pair against 36 for the direct product.
  *
  * U is made once per call in the micro-kernel's A-panel layout (MR rows,
- * k-major), per (group, xi).  A work item is (image, group, panel of NR
- * tiles): its input transform writes V as B panels, vb[(xi * cig + ci) *
- * NR + j], 16 x ceil(cog / MR) micro-kernel calls write M, m[(xi * cog_pad
- * + co) * NR + j], and the output transform writes the tiles.  OpenMP over
- * the items.
+ * k-major), per (group, xi).  The tiles of the batch are numbered image
+ * after image, and a work item is (group, panel of NR consecutive tiles,
+ * which may span images: a 7x7 image has 16 tiles, and panels of one
+ * image's tiles left a third of a 24-wide panel empty): its input transform
+ * writes V as B panels, vb[(xi * cig + ci) * NR + j], 16 x ceil(cog / MR)
+ * micro-kernel calls write M, m[(xi * cog_pad + co) * NR + j], and the
+ * output transform writes the tiles.  OpenMP over the items, a group's
+ * panels one after the other (its U stays in cache).
  */
 #ifndef CC_IG_WINO_H
 #define CC_IG_WINO_H
@@ -34,7 +37,8 @@ typedef struct iw_plan {
     int64_t cig, cog, mpan;     /* channels per group; MR panels per group */
     int64_t dh, dw;             /* dilation: phases */
     int64_t tw, ntiles;         /* 2x2 tiles: most per tile row, per image */
-    int64_t npanels, items;     /* NR-tile panels per image; items */
+    int64_t ttotal;             /* tiles of the batch */
+    int64_t npanels, items;     /* NR-tile panels of the batch; items */
     int64_t ap_elems;           /* U, all groups and xi */
     int64_t vb_elems, mb_elems; /* per thread: V and M of one panel */
     int64_t es_elems;           /* per thread: 8 split input rows */
@@ -91,8 +95,9 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     for (int64_t a = 0; a < p->dh; ++a)
         for (int64_t b = 0; b < p->dw; ++b)
             p->ntiles += iw_phase_tiles(g->out[1], p->dh, a) * iw_phase_tiles(g->out[2], p->dw, b);
-    p->npanels = cc_ceil_div(p->ntiles, nr);
-    p->items = g->batch * g->groups * p->npanels;
+    p->ttotal = g->batch * p->ntiles;
+    p->npanels = cc_ceil_div(p->ttotal, nr);
+    p->items = g->groups * p->npanels;
     if (p->items < p->nt) p->nt = (int)(p->items > 0 ? p->items : 1);
     p->ap_elems = g->groups * 16 * p->mpan * mr * p->cig;
     p->vb_elems = ig_round_up(16 * p->cig * nr, 16);

@@ -49,27 +49,28 @@ static inline int64_t IW_FN(iw_fdiv_)(int64_t a, int64_t b) {
     return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
-/* The transformed input of one panel of NR tiles of image n, group gi:
- * vb[(xi * cig + ci) * NR + j]; tiles past the image are zero columns.
- * The panel is cut into runs of tiles of one tile row of one phase; for
+/* The transformed input of the panel of NR tiles from batch tile t0, group
+ * gi: vb[(xi * cig + ci) * NR + j]; tiles past the batch are zero columns.
+ * The panel is cut into runs of tiles of one tile row of one phase of one
+ * image; for
  * each run the four input rows of its windows are split into even and odd
  * window columns (zeros outside the image), so that window column c of
  * tile q is element q + c / 2 of phase c % 2, and the instruction set's
  * kernel (ig_wtr.inc) transforms the run.  es: 8 split rows of tw + 2
  * elements. */
 static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
-                             const IG_T *x, int64_t n, int64_t gi, int64_t t0, IG_T *vb,
-                             IG_T *es) {
+                             const IG_T *x, int64_t gi, int64_t t0, IG_T *vb, IG_T *es) {
     const int64_t H = g->in[1], W = g->in[2], nr = p->nr, cig = p->cig;
     const int64_t pt = g->pad[1], pl = g->pad[2], dh = p->dh, dw = p->dw, sl = p->tw + 2;
     const int64_t vs = cig * nr; /* between xi */
-    const int64_t tend = cc_min64(t0 + nr, p->ntiles);
+    const int64_t tend = cc_min64(t0 + nr, p->ttotal);
     for (int64_t ci = 0; ci < cig; ++ci) {
-        const IG_T *xc = x + ((n * g->c_in + gi * cig + ci) * H) * W;
         IG_T *v = vb + ci * nr;
         for (int64_t t = t0; t < tend;) {
             int64_t a, b, th, qa, twb;
-            iw_locate(g, p, t, &a, &b, &th, &qa, &twb);
+            const int64_t n = t / p->ntiles;
+            const IG_T *xc = x + ((n * g->c_in + gi * cig + ci) * H) * W;
+            iw_locate(g, p, t - n * p->ntiles, &a, &b, &th, &qa, &twb);
             const int64_t j0 = t - t0, nq = cc_min64(twb, qa + (tend - t)) - qa;
             /* window column c of tile q: input column c0 + dw (2 q + c) */
             const int64_t c0 = b - pl + 2 * dw * qa;
@@ -113,18 +114,19 @@ static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T
  * (2 rows of 2 (tw + 1) elements) whose part inside the image is then
  * copied (every dw-th column with dilation). */
 static void IW_FN(iw_output_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
-                              const IG_T *mb, const IG_T *bias, int64_t n, int64_t gi, int64_t t0,
-                              IG_T *y, IG_T *es) {
+                              const IG_T *mb, const IG_T *bias, int64_t gi, int64_t t0, IG_T *y,
+                              IG_T *es) {
     const int64_t OH = g->out[1], OW = g->out[2], nr = p->nr, cog = p->cog;
     const int64_t dh = p->dh, dw = p->dw;
     const int64_t ms = p->mpan * p->mr * nr; /* between xi */
-    const int64_t tend = cc_min64(t0 + nr, p->ntiles), sl = 2 * (p->tw + 1);
+    const int64_t tend = cc_min64(t0 + nr, p->ttotal), sl = 2 * (p->tw + 1);
     for (int64_t co = 0; co < cog; ++co) {
         const IG_T bv = bias ? bias[gi * cog + co] : (IG_T)0;
-        IG_T *yc = y + (n * g->c_out + gi * cog + co) * OH * OW;
         for (int64_t t = t0; t < tend;) {
             int64_t a, b, th, qa, twb;
-            iw_locate(g, p, t, &a, &b, &th, &qa, &twb);
+            const int64_t n = t / p->ntiles;
+            IG_T *yc = y + (n * g->c_out + gi * cog + co) * OH * OW;
+            iw_locate(g, p, t - n * p->ntiles, &a, &b, &th, &qa, &twb);
             const int64_t nq = cc_min64(twb, qa + (tend - t)) - qa;
             const int64_t oh = a + dh * 2 * th, ow = b + dw * 2 * qa;
             /* outputs of the run inside the image: columns ow + dw c, c < nw */
@@ -173,17 +175,16 @@ int IW_FN(cc_conv_fwd_wino_)(const cc_geom *g, const IG_T *x, const IG_T *w, con
         IG_T *es = mb + p.mb_elems;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < p.items; ++it) {
-            const int64_t pb = it % p.npanels, r = it / p.npanels;
-            const int64_t gi = r % g->groups, n = r / g->groups;
+            const int64_t pb = it % p.npanels, gi = it / p.npanels;
             const int64_t t0 = pb * nr;
-            IW_FN(iw_input_)(g, &p, kern, x, n, gi, t0, vb, es);
+            IW_FN(iw_input_)(g, &p, kern, x, gi, t0, vb, es);
             for (int xi = 0; xi < 16; ++xi) {
                 const IG_T *apx = ap + (gi * 16 + xi) * mpad * p.cig;
                 for (int64_t ip = 0; ip < p.mpan; ++ip)
                     kern->ukr(p.cig, apx + ip * p.mr * p.cig, vb + xi * p.cig * nr,
                               mb + (xi * mpad + ip * p.mr) * nr, nr, 1, NULL);
             }
-            IW_FN(iw_output_)(g, &p, kern, mb, bias, n, gi, t0, y, es);
+            IW_FN(iw_output_)(g, &p, kern, mb, bias, gi, t0, y, es);
         }
     }
     return CC_OK;
