@@ -35,6 +35,10 @@ _GROUP_MIN_CIG = 64
 _BIG_KERNEL_TAPS = 25
 _BIG_KERNEL_MAX_COG = 64
 _BIG_KERNEL_MIN_CIG = 32
+# Winograd layers take the copy path while input and output together are at
+# most this many bytes: the copies cost that much memory beyond the output
+# (the memory target: <= 64 MiB for a 1x64x1024x1024 3x3 layer)
+_COPY_MAX_BYTES = 64 << 20
 _FLOAT = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -137,10 +141,13 @@ def _nhwc_applies(p, dt, backend) -> bool:
         # 1-D k31 0.86, the stem's 3 input channels 0.42)
         return False
     if (p.nsp == 2 and math.prod(p.kernel) == 9
+            and (p.batch * (p.c_in * math.prod(p.in_size) + p.c_out * math.prod(p.out_size))
+                 * (8 if dt == np.float64 else 4) <= _COPY_MAX_BYTES)
             and _kernels.fwd_method(p.geom(), get_num_threads(), 8 if dt == np.float64 else 4) == "winograd"):
         # 3x3 stride-1 layers that the channels-first forward runs by
         # Winograd: the copies and Winograd win (2 threads, NHWC time /
-        # copy path time: 4x128x28x28 2.6, 1x64x56x56 4.9, 1x256x28x28 1.5)
+        # copy path time: 4x128x28x28 2.6, 1x64x56x56 4.9, 1x256x28x28
+        # 1.5), while the copies stay within the memory budget
         return False
     return True
 

@@ -59,7 +59,8 @@ int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {
     const int small_deep =
         P < 256 && cog > 32 &&
         ((K >= 1024 && (bp < 256.0 || (cog >= 512 && P < 100))) || (K >= 256 && bp <= 128.0));
-    if (cc_wino_wanted(g, elsize) && cc_conv_fwd_wino_workspace(g, nthreads, elsize) >= 0) return CC_FWD_WINO;
+    if (!small_deep && cc_wino_wanted(g, elsize) && cc_conv_fwd_wino_workspace(g, nthreads, elsize) >= 0)
+        return CC_FWD_WINO;
     if (!small_deep && cc_conv_fwd_igemm_workspace(g, nthreads, elsize) >= 0) return CC_FWD_IGEMM;
     if (cc_shift_applies(g)) return CC_FWD_SHIFT;
     return CC_FWD_IM2COL;

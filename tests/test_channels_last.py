@@ -581,6 +581,7 @@ def test_winograd_layers_take_the_copy_path():
     assert not applies((1, 64, 30, 30), (64, 64, 3, 3), dt=np.float64)
     assert applies((1, 64, 56, 56), (64, 64, 3, 3), stride=2)   # stride 2: no Winograd
     assert applies((1, 16, 56, 56), (16, 16, 3, 3))             # 16 channels: no Winograd
+    assert applies((1, 64, 1024, 1024), (64, 64, 3, 3))         # copies past the memory budget
     rng = np.random.default_rng(4)
     for dt in (np.float32, np.float64):
         x = randn(rng, (1, 64, 30, 31), dt)

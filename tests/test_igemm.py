@@ -227,7 +227,10 @@ def test_small_deep_images_take_im2col_only_for_few_columns():
     assert set(m(8, 512, 512, 7).values()) == {"im2col"}    # ResNet-50 stage 4
     assert set(m(2, 256, 256, 14).values()) == {"igemm"}    # 2 x 196
     assert set(m(8, 256, 128, 7, k=5).values()) == {"igemm"}
-    assert set(m(8, 1024, 256, 7).values()) == {"igemm"}
+    # not small_deep; a 3x3 stride-1 layer of 128 tiles in the batch: the
+    # Winograd rule takes it before igemm (tests/test_winograd_dense.py)
+    assert set(m(8, 1024, 256, 7).values()) == {"winograd"}
+    assert set(m(8, 1024, 256, 7, k=5).values()) == {"igemm"}
     assert set(m(8, 128, 256, 16, k=4, s=2).values()) == {"igemm"}  # DCGAN grad_input
     assert set(m(8, 16, 256, 7).values()) == {"igemm"}      # reduction 144 < 1024
     # a reduction of 256-1023 over at most 128 positions in all: im2col

@@ -155,6 +155,8 @@ def test_method_rule():
     assert _method((8, 64, 7, 7), (64, 64, 3, 3), 1, 1) == "winograd"         # 16 x 8
     assert _method((7, 64, 7, 7), (64, 64, 3, 3), 1, 1) != "winograd"         # 16 x 7
     assert _method((16, 64, 5, 5), (64, 64, 3, 3), 1, 1) != "winograd"        # 9 tiles
+    # small_deep (im2col, measured against igemm before Winograd) comes first
+    assert _method((8, 512, 7, 7), (512, 512, 3, 3), 1, 1) == "im2col"
     assert _method((8, 32, 14, 14), (32, 32, 3, 3), 1, 1) != "winograd"       # 32 channels
     assert _method((8, 512, 28, 28), (512, 64, 3, 3), 1, 8) == "winograd"     # 8 groups of 64
     assert _method((8, 512, 14, 14), (512, 16, 3, 3), 1, 32) != "winograd"   # ResNeXt
