@@ -9,16 +9,24 @@
 
 /* U = G g G^T of every (output channel, input channel) pair, stored as the
  * micro-kernel's A panels: one (group, xi) matrix of cog rows x cig columns
- * each, MR rows per panel, k-major, zero rows past cog. */
+ * each, MR rows per panel, k-major, zero rows past cog.  Work items are the
+ * panels; per input channel the MR rows' 16 values are made first, so the
+ * stores are 16 sequential streams of MR values (a row at a time wrote 16
+ * streams at a stride of MR). */
 static void IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w, IG_T *ap) {
-    const int64_t cig = p->cig, cog = p->cog, mr = p->mr, mpad = p->mpan * mr;
-    const int64_t rows = g->groups * mpad;
+    const int64_t cig = p->cig, cog = p->cog, mr = p->mr, mpan = p->mpan;
+    const int64_t panels = g->groups * mpan;
 #pragma omp parallel for schedule(static) num_threads(p->nt) if (p->nt > 1)
-    for (int64_t r = 0; r < rows; ++r) {
-        const int64_t gi = r / mpad, co = r % mpad, ip = co / mr, i = co % mr;
+    for (int64_t pi = 0; pi < panels; ++pi) {
+        const int64_t gi = pi / mpan, ip = pi % mpan;
         for (int64_t ci = 0; ci < cig; ++ci) {
-            IG_T u[16];
-            if (co < cog) {
+            IG_T u[16][IG_MR_MAX];
+            for (int64_t i = 0; i < mr; ++i) {
+                const int64_t co = ip * mr + i;
+                if (co >= cog) {
+                    for (int q = 0; q < 16; ++q) u[q][i] = 0;
+                    continue;
+                }
                 const IG_T *k = w + ((gi * cog + co) * cig + ci) * 9;
                 IG_T t[4][3]; /* G g: rows 0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */
                 for (int c = 0; c < 3; ++c) {
@@ -30,16 +38,16 @@ static void IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w,
                 }
                 for (int q = 0; q < 4; ++q) { /* (G g) G^T: the same on the columns */
                     const IG_T b0 = t[q][0], b1 = t[q][1], b2 = t[q][2];
-                    u[q * 4 + 0] = b0;
-                    u[q * 4 + 1] = (IG_T)0.5 * (b0 + b1 + b2);
-                    u[q * 4 + 2] = (IG_T)0.5 * (b0 - b1 + b2);
-                    u[q * 4 + 3] = b2;
+                    u[q * 4 + 0][i] = b0;
+                    u[q * 4 + 1][i] = (IG_T)0.5 * (b0 + b1 + b2);
+                    u[q * 4 + 2][i] = (IG_T)0.5 * (b0 - b1 + b2);
+                    u[q * 4 + 3][i] = b2;
                 }
-            } else {
-                for (int q = 0; q < 16; ++q) u[q] = 0;
             }
-            for (int xi = 0; xi < 16; ++xi)
-                ap[(((gi * 16 + xi) * p->mpan + ip) * cig + ci) * mr + i] = u[xi];
+            for (int xi = 0; xi < 16; ++xi) {
+                IG_T *d = ap + (((gi * 16 + xi) * mpan + ip) * cig + ci) * mr;
+                for (int64_t i = 0; i < mr; ++i) d[i] = u[xi][i];
+            }
         }
     }
 }
@@ -157,6 +165,7 @@ int IW_FN(cc_conv_fwd_wino_)(const cc_geom *g, const IG_T *x, const IG_T *w, con
     if (!cc_wino_applies(g)) return CC_ERR_ARG;
     if (g->batch == 0 || g->c_out == 0) return CC_OK;
     const IG_KERN_T *kern = IG_KERN();
+    if (kern->mr > IG_MR_MAX) return CC_ERR_ARG; /* the filter transform's row buffer */
     iw_plan p;
     iw_plan_make(g, nthreads, kern->mr, kern->nr, &p);
     const int64_t es = (int64_t)sizeof(IG_T);

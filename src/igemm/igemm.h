@@ -134,6 +134,7 @@ IG_DECL(neon)
 #define IG_MR_AVX512 8
 #define IG_NV_AVX512 3
 #define IG_MR_NEON 8
+#define IG_MR_MAX 8 /* bound on any MR (the Winograd filter transform's rows) */
 #define IG_NV_NEON 3
 /* weight gradient: MRW channels x NRW taps of vector accumulators, plus MRW
  * gy vectors and one band vector in registers (AVX2: 12 + 3 + 1 = 16) */
