@@ -81,6 +81,43 @@ static inline void iw_locate(const cc_geom *g, const struct iw_plan *p, int64_t 
     *a = *b = *th = *q = *twb = 0; /* not reached for t < ntiles */
 }
 
+/* floor(a / b), b > 0 */
+static inline int64_t iw_fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/* The most tiles of a panel (NR of every micro-kernel table; the runs of a
+ * panel live on the stack). */
+#define IW_NR_MAX 64
+
+/* A run: tiles [qa, qa + nq) of tile row th of phase (a, b) of image n,
+ * panel columns [j0, j0 + nq).  Window column c of tile q is input column
+ * c0 + dw (2 q + c); for q in [qlo, qhi) both of a tile's phase-0 and
+ * phase-1 columns lie inside the image. */
+typedef struct iw_run {
+    int64_t n, a, b, th, qa, nq, j0, c0, qlo, qhi;
+} iw_run;
+
+/* The runs of the panel of NR tiles from batch tile t0 (at most NR of
+ * them); the count.  Made once per panel: the input transform goes through
+ * them per input channel and the output transform per output channel. */
+static inline int iw_panel_runs(const cc_geom *g, const struct iw_plan *p, int64_t t0,
+                                iw_run *runs) {
+    const int64_t tend = cc_min64(t0 + p->nr, p->ttotal), W = g->in[2], dw = p->dw;
+    int k = 0;
+    for (int64_t t = t0; t < tend; ++k) {
+        iw_run *r = runs + k;
+        int64_t twb;
+        r->n = t / p->ntiles;
+        iw_locate(g, p, t - r->n * p->ntiles, &r->a, &r->b, &r->th, &r->qa, &twb);
+        r->nq = cc_min64(twb, r->qa + (tend - t)) - r->qa;
+        r->j0 = t - t0;
+        r->c0 = r->b - g->pad[2] + 2 * dw * r->qa;
+        r->qlo = cc_min64(r->nq + 1, cc_max64(0, -iw_fdiv(r->c0, 2 * dw)));
+        r->qhi = cc_max64(r->qlo, cc_min64(r->nq + 1, iw_fdiv(W - 1 - dw - r->c0, 2 * dw) + 1));
+        t += r->nq;
+    }
+    return k;
+}
+
 static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, iw_plan *p) {
     p->nt = nthreads < 1 ? 1 : nthreads;
     p->mr = mr;

@@ -52,41 +52,28 @@ static void IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w,
     }
 }
 
-/* floor(a / b), b > 0 */
-static inline int64_t IW_FN(iw_fdiv_)(int64_t a, int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
-/* The transformed input of the panel of NR tiles from batch tile t0, group
- * gi: vb[(xi * cig + ci) * NR + j]; tiles past the batch are zero columns.
- * The panel is cut into runs of tiles of one tile row of one phase of one
- * image; for
- * each run the four input rows of its windows are split into even and odd
- * window columns (zeros outside the image), so that window column c of
+/* The transformed input of a panel (its runs, iw_panel_runs) for group gi:
+ * vb[(xi * cig + ci) * NR + j]; tiles past the batch are zero columns.
+ * For each run the four input rows of its windows are split into even and
+ * odd window columns (zeros outside the image), so that window column c of
  * tile q is element q + c / 2 of phase c % 2, and the instruction set's
  * kernel (ig_wtr.inc) transforms the run.  es: 8 split rows of tw + 2
  * elements. */
 static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
-                             const IG_T *x, int64_t gi, int64_t t0, IG_T *vb, IG_T *es) {
+                             const IG_T *x, int64_t gi, const iw_run *runs, int nruns,
+                             IG_T *vb, IG_T *es) {
     const int64_t H = g->in[1], W = g->in[2], nr = p->nr, cig = p->cig;
-    const int64_t pt = g->pad[1], pl = g->pad[2], dh = p->dh, dw = p->dw, sl = p->tw + 2;
+    const int64_t pt = g->pad[1], dh = p->dh, dw = p->dw, sl = p->tw + 2;
     const int64_t vs = cig * nr; /* between xi */
-    const int64_t tend = cc_min64(t0 + nr, p->ttotal);
+    const int64_t used = runs[nruns - 1].j0 + runs[nruns - 1].nq;
     for (int64_t ci = 0; ci < cig; ++ci) {
         IG_T *v = vb + ci * nr;
-        for (int64_t t = t0; t < tend;) {
-            int64_t a, b, th, qa, twb;
-            const int64_t n = t / p->ntiles;
-            const IG_T *xc = x + ((n * g->c_in + gi * cig + ci) * H) * W;
-            iw_locate(g, p, t - n * p->ntiles, &a, &b, &th, &qa, &twb);
-            const int64_t j0 = t - t0, nq = cc_min64(twb, qa + (tend - t)) - qa;
-            /* window column c of tile q: input column c0 + dw (2 q + c) */
-            const int64_t c0 = b - pl + 2 * dw * qa;
-            /* q in [qlo, qhi): both window columns of phase 0 and 1 inside */
-            const int64_t qlo = cc_min64(nq + 1, cc_max64(0, -IW_FN(iw_fdiv_)(c0, 2 * dw)));
-            const int64_t qhi = cc_max64(qlo, cc_min64(nq + 1, IW_FN(iw_fdiv_)(W - 1 - dw - c0, 2 * dw) + 1));
+        for (int k = 0; k < nruns; ++k) {
+            const iw_run *u = runs + k;
+            const int64_t nq = u->nq, c0 = u->c0, qlo = u->qlo, qhi = u->qhi;
+            const IG_T *xc = x + ((u->n * g->c_in + gi * cig + ci) * H) * W;
             for (int r = 0; r < 4; ++r) {
-                const int64_t ih = a - pt + dh * (2 * th + r);
+                const int64_t ih = u->a - pt + dh * (2 * u->th + r);
                 IG_T *e = es + (2 * r) * sl, *o = e + sl;
                 if (ih < 0 || ih >= H) {
                     for (int64_t q = 0; q <= nq; ++q) e[q] = o[q] = 0;
@@ -107,45 +94,42 @@ static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T
                     o[q] = c + dw >= 0 && c + dw < W ? row[c + dw] : (IG_T)0;
                 }
             }
-            kern->wtin(nq, es, sl, v + j0, vs);
-            t += nq;
+            kern->wtin(nq, es, sl, v + u->j0, vs);
         }
-        for (int64_t j = tend - t0; j < nr; ++j)
+        for (int64_t j = used; j < nr; ++j)
             for (int xi = 0; xi < 16; ++xi) v[xi * vs + j] = 0;
     }
 }
 
-/* Y = A^T M A (+ bias) of the panel's tiles into y, clipped at the image's
- * bottom and right edges: A^T = [1 1 1 0; 0 1 -1 -1].  Per run of tiles of
- * one tile row of one phase, the instruction set's kernel (ig_wtr.inc)
- * writes the two output rows into y (dilation 1, not clipped), or into es
- * (2 rows of 2 (tw + 1) elements) whose part inside the image is then
- * copied (every dw-th column with dilation). */
+/* Y = A^T M A (+ bias) of a panel's runs into y, clipped at the image's
+ * bottom and right edges: A^T = [1 1 1 0; 0 1 -1 -1].  Per run the
+ * instruction set's kernel (ig_wtr.inc) writes the two output rows into y
+ * (dilation 1, not clipped), or into es (2 rows of 2 (tw + 1) elements)
+ * whose part inside the image is then copied (every dw-th column with
+ * dilation). */
 static void IW_FN(iw_output_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
-                              const IG_T *mb, const IG_T *bias, int64_t gi, int64_t t0, IG_T *y,
-                              IG_T *es) {
+                              const IG_T *mb, const IG_T *bias, int64_t gi, const iw_run *runs,
+                              int nruns, IG_T *y, IG_T *es) {
     const int64_t OH = g->out[1], OW = g->out[2], nr = p->nr, cog = p->cog;
-    const int64_t dh = p->dh, dw = p->dw;
+    const int64_t dh = p->dh, dw = p->dw, sl = 2 * (p->tw + 1);
     const int64_t ms = p->mpan * p->mr * nr; /* between xi */
-    const int64_t tend = cc_min64(t0 + nr, p->ttotal), sl = 2 * (p->tw + 1);
     for (int64_t co = 0; co < cog; ++co) {
         const IG_T bv = bias ? bias[gi * cog + co] : (IG_T)0;
-        for (int64_t t = t0; t < tend;) {
-            int64_t a, b, th, qa, twb;
-            const int64_t n = t / p->ntiles;
-            IG_T *yc = y + (n * g->c_out + gi * cog + co) * OH * OW;
-            iw_locate(g, p, t - n * p->ntiles, &a, &b, &th, &qa, &twb);
-            const int64_t nq = cc_min64(twb, qa + (tend - t)) - qa;
-            const int64_t oh = a + dh * 2 * th, ow = b + dw * 2 * qa;
+        for (int k = 0; k < nruns; ++k) {
+            const iw_run *u = runs + k;
+            const int64_t nq = u->nq;
+            IG_T *yc = y + (u->n * g->c_out + gi * cog + co) * OH * OW;
+            const int64_t oh = u->a + dh * 2 * u->th, ow = u->b + dw * 2 * u->qa;
             /* outputs of the run inside the image: columns ow + dw c, c < nw */
             const int64_t nw = cc_min64(2 * nq, cc_ceil_div(OW - ow, dw));
             const int row1 = oh + dh < OH;
             IG_T *d = yc + oh * OW + ow;
+            const IG_T *m = mb + co * nr + u->j0;
             if (dw == 1 && nw == 2 * nq && row1) { /* straight into y */
-                kern->wtout(nq, mb + co * nr + (t - t0), ms, bv, d, d + dh * OW);
+                kern->wtout(nq, m, ms, bv, d, d + dh * OW);
             } else {
                 IG_T *r0 = es, *r1 = es + sl;
-                kern->wtout(nq, mb + co * nr + (t - t0), ms, bv, r0, r1);
+                kern->wtout(nq, m, ms, bv, r0, r1);
                 if (dw == 1) {
                     memcpy(d, r0, (size_t)nw * sizeof(IG_T));
                     if (row1) memcpy(d + dh * OW, r1, (size_t)nw * sizeof(IG_T));
@@ -155,7 +139,6 @@ static void IW_FN(iw_output_)(const cc_geom *g, const iw_plan *p, const IG_KERN_
                         for (int64_t c = 0; c < nw; ++c) d[dh * OW + c * dw] = r1[c];
                 }
             }
-            t += nq;
         }
     }
 }
@@ -165,7 +148,8 @@ int IW_FN(cc_conv_fwd_wino_)(const cc_geom *g, const IG_T *x, const IG_T *w, con
     if (!cc_wino_applies(g)) return CC_ERR_ARG;
     if (g->batch == 0 || g->c_out == 0) return CC_OK;
     const IG_KERN_T *kern = IG_KERN();
-    if (kern->mr > IG_MR_MAX) return CC_ERR_ARG; /* the filter transform's row buffer */
+    /* the filter transform's rows and a panel's runs are on the stack */
+    if (kern->mr > IG_MR_MAX || kern->nr > IW_NR_MAX) return CC_ERR_ARG;
     iw_plan p;
     iw_plan_make(g, nthreads, kern->mr, kern->nr, &p);
     const int64_t es = (int64_t)sizeof(IG_T);
@@ -185,15 +169,16 @@ int IW_FN(cc_conv_fwd_wino_)(const cc_geom *g, const IG_T *x, const IG_T *w, con
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < p.items; ++it) {
             const int64_t pb = it % p.npanels, gi = it / p.npanels;
-            const int64_t t0 = pb * nr;
-            IW_FN(iw_input_)(g, &p, kern, x, gi, t0, vb, es);
+            iw_run runs[IW_NR_MAX];
+            const int nruns = iw_panel_runs(g, &p, pb * nr, runs);
+            IW_FN(iw_input_)(g, &p, kern, x, gi, runs, nruns, vb, es);
             for (int xi = 0; xi < 16; ++xi) {
                 const IG_T *apx = ap + (gi * 16 + xi) * mpad * p.cig;
                 for (int64_t ip = 0; ip < p.mpan; ++ip)
                     kern->ukr(p.cig, apx + ip * p.mr * p.cig, vb + xi * p.cig * nr,
                               mb + (xi * mpad + ip * p.mr) * nr, nr, 1, NULL);
             }
-            IW_FN(iw_output_)(g, &p, kern, mb, bias, gi, t0, y, es);
+            IW_FN(iw_output_)(g, &p, kern, mb, bias, gi, runs, nruns, y, es);
         }
     }
     return CC_OK;
