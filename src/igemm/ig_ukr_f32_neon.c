@@ -6,7 +6,7 @@
 #define IG_NV IG_NV_NEON
 #define IG_NAME cc_ig_ukr_f32_neon
 #define IG_NAMEI cc_ig_ukri_f32_neon
-#define IG_PACK2 cc_ig_pack2_f32_neon
+#define IG_PACKR cc_ig_packr_f32_neon
 #define IG_MRW IG_MRW_NEON
 #define IG_NRW IG_NRW_NEON
 #define IG_NAMEW cc_ig_ukrw_f32_neon

@@ -7,7 +7,7 @@
 #define IG_NV IG_NV_AVX2
 #define IG_NAME cc_ig_ukr_f64_avx2
 #define IG_NAMEI cc_ig_ukri_f64_avx2
-#define IG_PACK2 cc_ig_pack2_f64_avx2
+#define IG_PACKR cc_ig_packr_f64_avx2
 #define IG_MRW IG_MRW_AVX2
 #define IG_NRW IG_NRW_AVX2
 #define IG_NAMEW cc_ig_ukrw_f64_avx2

@@ -3,7 +3,7 @@
 #define IG_T double
 #define IG_NAME cc_ig_ukr_f64_scalar
 #define IG_NAMEI cc_ig_ukri_f64_scalar
-#define IG_PACK2 cc_ig_pack2_f64_scalar
+#define IG_PACKR cc_ig_packr_f64_scalar
 #define IG_NAMEW cc_ig_ukrw_f64_scalar
 #define IG_WTIN cc_ig_wtin_f64_scalar
 #define IG_WTOUT cc_ig_wtout_f64_scalar

@@ -86,7 +86,7 @@ static inline int64_t iw_fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -(
 
 /* The most tiles of a panel (NR of every micro-kernel table; the runs of a
  * panel live on the stack). */
-#define IW_NR_MAX 64
+#define IW_NR_MAX IG_NR_MAX
 
 /* A run: tiles [qa, qa + nq) of tile row th of phase (a, b) of image n,
  * panel columns [j0, j0 + nq).  Window column c of tile q is input column

@@ -34,14 +34,18 @@ typedef void (*ig_ukri_f32)(int64_t kc, const float *a, const float *b, const in
 typedef void (*ig_ukri_f64)(int64_t kc, const double *a, const double *b, const int64_t *boff,
                             double *c, int64_t ldc, int first, const double *bias);
 
-/* Packs kc rows of a B micro-panel from the band: row k is the NR elements
- * a = band + boff[k] + o0 for j < brk, then b = band + boff[k] + o1 + j for
- * j >= brk (a panel of positions that wraps one output row: two runs).
- * brk == NR: one run.  Reads up to NR elements past each run. */
-typedef void (*ig_pack_f32)(int64_t kc, const float *band, const int64_t *boff, int64_t o0,
-                            int64_t o1, int brk, float *dst);
-typedef void (*ig_pack_f64)(int64_t kc, const double *band, const int64_t *boff, int64_t o0,
-                            int64_t o1, int brk, double *dst);
+/* Packs a B micro-panel of NR positions that lie in runs of consecutive
+ * band elements: row k of dst (NR wide) gets
+ *   dst[k * NR + j] = band[boff[k] + roff[r] + j]   for rst[r] <= j < rst[r+1]
+ * for the nruns runs (rst[0] = 0, rst[nruns] = nq <= NR), and 0 for
+ * nq <= j < NR.  The vector versions copy whole vectors: they read up to
+ * V - 1 elements past each run and write up to V - 1 elements past a run
+ * (into the next run or row, written after it, or past the last row: dst
+ * needs V - 1 elements of slack). */
+typedef void (*ig_pack_f32)(int64_t kc, const float *band, const int64_t *boff, int nruns,
+                            const int64_t *roff, const int *rst, int nq, float *dst);
+typedef void (*ig_pack_f64)(int64_t kc, const double *band, const int64_t *boff, int nruns,
+                            const int64_t *roff, const int *rst, int nq, double *dst);
 
 /* Weight-gradient micro-kernel (small groups, ig_wgrad_impl.h):
  * for i < MRW output channels and j < NRW taps, adds lane-wise into the
@@ -71,7 +75,7 @@ typedef struct ig_kern_f32 {
     int mr, nr;
     ig_ukr_f32 ukr;
     ig_ukri_f32 ukri;
-    ig_pack_f32 pack2;
+    ig_pack_f32 packr;
     int mrw, nrw, lanes;
     ig_ukrw_f32 ukrw;
     ig_wtin_f32 wtin;
@@ -82,7 +86,7 @@ typedef struct ig_kern_f64 {
     int mr, nr;
     ig_ukr_f64 ukr;
     ig_ukri_f64 ukri;
-    ig_pack_f64 pack2;
+    ig_pack_f64 packr;
     int mrw, nrw, lanes;
     ig_ukrw_f64 ukrw;
     ig_wtin_f64 wtin;
@@ -104,10 +108,10 @@ IG_HIDDEN const ig_kern_f64 *cc_ig_kern_f64(void);
     IG_HIDDEN void cc_ig_ukri_f64_##ISA(int64_t, const double *, const double *,        \
                                         const int64_t *, double *, int64_t, int,        \
                                         const double *);                                \
-    IG_HIDDEN void cc_ig_pack2_f32_##ISA(int64_t, const float *, const int64_t *, int64_t, \
-                                         int64_t, int, float *);                        \
-    IG_HIDDEN void cc_ig_pack2_f64_##ISA(int64_t, const double *, const int64_t *,        \
-                                         int64_t, int64_t, int, double *);              \
+    IG_HIDDEN void cc_ig_packr_f32_##ISA(int64_t, const float *, const int64_t *, int,   \
+                                         const int64_t *, const int *, int, float *);   \
+    IG_HIDDEN void cc_ig_packr_f64_##ISA(int64_t, const double *, const int64_t *, int,  \
+                                         const int64_t *, const int *, int, double *);  \
     IG_HIDDEN void cc_ig_ukrw_f32_##ISA(int64_t, int64_t, const float *const *, int64_t,  \
                                         const float *, int64_t, const int64_t *, float *); \
     IG_HIDDEN void cc_ig_ukrw_f64_##ISA(int64_t, int64_t, const double *const *, int64_t, \
@@ -135,6 +139,7 @@ IG_DECL(neon)
 #define IG_NV_AVX512 3
 #define IG_MR_NEON 8
 #define IG_MR_MAX 8 /* bound on any MR (the Winograd filter transform's rows) */
+#define IG_NR_MAX 64 /* bound on any NR (the packing's run arrays) */
 #define IG_NV_NEON 3
 /* weight gradient: MRW channels x NRW taps of vector accumulators, plus MRW
  * gy vectors and one band vector in registers (AVX2: 12 + 3 + 1 = 16) */

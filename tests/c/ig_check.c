@@ -3,7 +3,7 @@
  * set this build has against a naive double-precision product written here
  * and against the scalar kernel: random depths kc (including 1 and odd
  * values), ldc wider than the tile, first/accumulate, with and without a
- * bias, float32 and float64; the two-run packing; the weight-gradient
+ * bias, float32 and float64; the packing of runs; the weight-gradient
  * kernel (rows narrower and wider than a vector, every tail length); the
  * Winograd F(2x2, 3x3) input and output transforms (runs of 1-40 tiles,
  * every tail length) against the matrix products B^T d B and A^T M A
@@ -44,22 +44,22 @@ typedef struct {
 
 static const isa_t isas[] = {
     {"scalar", IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukr_f64_scalar,
-     cc_ig_pack2_f32_scalar, cc_ig_pack2_f64_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1,
+     cc_ig_packr_f32_scalar, cc_ig_packr_f64_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1,
      cc_ig_ukrw_f32_scalar, cc_ig_ukrw_f64_scalar, cc_ig_wtin_f32_scalar, cc_ig_wtin_f64_scalar, cc_ig_wtout_f32_scalar, cc_ig_wtout_f64_scalar},
 #if defined(CC_HAVE_X86_SIMD)
-    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL, cc_ig_pack2_f32_avx2, NULL,
+    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL, cc_ig_packr_f32_avx2, NULL,
      IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, NULL, cc_ig_wtin_f32_avx2, NULL, cc_ig_wtout_f32_avx2, NULL},
-    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2, NULL, cc_ig_pack2_f64_avx2,
+    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2, NULL, cc_ig_packr_f64_avx2,
      IG_MRW_AVX2, IG_NRW_AVX2, 4, NULL, cc_ig_ukrw_f64_avx2, NULL, cc_ig_wtin_f64_avx2, NULL, cc_ig_wtout_f64_avx2},
-    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, NULL, cc_ig_pack2_f32_avx512,
+    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, NULL, cc_ig_packr_f32_avx512,
      NULL, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, NULL, cc_ig_wtin_f32_avx512, NULL, cc_ig_wtout_f32_avx512, NULL},
     {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 8, NULL, cc_ig_ukr_f64_avx512, NULL,
-     cc_ig_pack2_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, NULL, cc_ig_ukrw_f64_avx512, NULL, cc_ig_wtin_f64_avx512, NULL, cc_ig_wtout_f64_avx512},
+     cc_ig_packr_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, NULL, cc_ig_ukrw_f64_avx512, NULL, cc_ig_wtin_f64_avx512, NULL, cc_ig_wtout_f64_avx512},
 #endif
 #if defined(__aarch64__)
-    {"neon", IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, NULL, cc_ig_pack2_f32_neon, NULL,
+    {"neon", IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, NULL, cc_ig_packr_f32_neon, NULL,
      IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, NULL, cc_ig_wtin_f32_neon, NULL, cc_ig_wtout_f32_neon, NULL},
-    {"neon", IG_MR_NEON, IG_NV_NEON * 2, NULL, cc_ig_ukr_f64_neon, NULL, cc_ig_pack2_f64_neon,
+    {"neon", IG_MR_NEON, IG_NV_NEON * 2, NULL, cc_ig_ukr_f64_neon, NULL, cc_ig_packr_f64_neon,
      IG_MRW_NEON, IG_NRW_NEON, 2, NULL, cc_ig_ukrw_f64_neon, NULL, cc_ig_wtin_f64_neon, NULL, cc_ig_wtout_f64_neon},
 #endif
 };
@@ -117,34 +117,56 @@ static int check(const isa_t *isa, int f64, int64_t kc, int64_t ldc, int first, 
     return bad;
 }
 
-/* pack2: rows of two runs (or one) copied exactly, against a naive loop */
-static int check_pack(const isa_t *isa, int f64, int64_t kc, int brk)
+/* packr: a panel of nq <= NR positions in random runs (lengths 1 to NR,
+ * random band offsets), every row copied exactly and zeros past nq, against
+ * a naive loop; dst has V - 1 elements of slack (the vector versions' last
+ * vector), which must be all that changes past the panel */
+static int check_pack(const isa_t *isa, int f64, int64_t kc, int nq)
 {
-    const int nr = isa->nr;
+    const int nr = isa->nr, slack = isa->lanes > 1 ? isa->lanes - 1 : 0;
     const int64_t nband = 4096;
     double *band = malloc(sizeof(double) * (size_t)nband);
     float *band32 = malloc(sizeof(float) * (size_t)nband);
     int64_t *boff = malloc(sizeof(int64_t) * (size_t)kc);
-    void *dst = malloc(8 * (size_t)(kc * nr));
-    if (!band || !band32 || !boff || !dst) { fprintf(stderr, "out of memory\n"); exit(2); }
+    const size_t ndst = (size_t)(kc * nr + slack + 16);
+    double *dst64 = malloc(sizeof(double) * ndst);
+    float *dst32 = malloc(sizeof(float) * ndst);
+    if (!band || !band32 || !boff || !dst64 || !dst32) { fprintf(stderr, "out of memory\n"); exit(2); }
     for (int64_t i = 0; i < nband; i++) { band[i] = (double)i; band32[i] = (float)i; }
+    for (size_t i = 0; i < ndst; i++) { dst64[i] = -1.0; dst32[i] = -1.0f; }
     for (int64_t k = 0; k < kc; k++) boff[k] = ri(0, 1000);
-    const int64_t o0 = ri(0, 1000), o1 = ri(brk, 1000);
-    if (f64) isa->p64(kc, band, boff, o0, o1, brk, dst);
-    else isa->p32(kc, band32, boff, o0, o1, brk, dst);
+    int64_t roff[IG_NR_MAX];
+    int rst[IG_NR_MAX + 1], nruns = 0;
+    for (int j = 0; j < nq;) {
+        /* short runs (output rows of 1-4) half the time */
+        const int len = (int)ri(1, ri(0, 1) ? nq - j : (nq - j < 4 ? nq - j : 4));
+        rst[nruns] = j;
+        roff[nruns++] = ri(0, 1000);
+        j += len;
+    }
+    rst[nruns] = nq;
+    if (f64) isa->p64(kc, band, boff, nruns, roff, rst, nq, dst64);
+    else isa->p32(kc, band32, boff, nruns, roff, rst, nq, dst32);
     int bad = 0;
     for (int64_t k = 0; k < kc && !bad; k++)
-        for (int j = 0; j < nr; j++) {
-            const double want = (double)(boff[k] + (j < brk ? o0 : o1) + j);
-            const double got = f64 ? ((double *)dst)[k * nr + j] : ((float *)dst)[k * nr + j];
+        for (int j = 0, r = 0; j < nr; j++) {
+            while (r < nruns && j >= rst[r + 1]) r++;
+            const double want = j < nq ? (double)(boff[k] + roff[r] + j) : 0.0;
+            const double got = f64 ? dst64[k * nr + j] : (double)dst32[k * nr + j];
             if (got != want) {
-                printf("FAIL pack2 %s %s kc=%lld brk=%d k=%lld j=%d: %g != %g\n", isa->name,
-                       f64 ? "f64" : "f32", (long long)kc, brk, (long long)k, j, got, want);
+                printf("FAIL packr %s %s kc=%lld nq=%d runs=%d k=%lld j=%d: %g != %g\n", isa->name,
+                       f64 ? "f64" : "f32", (long long)kc, nq, nruns, (long long)k, j, got, want);
                 bad = 1;
                 break;
             }
         }
-    free(band); free(band32); free(boff); free(dst);
+    for (size_t i = (size_t)(kc * nr + slack); i < ndst && !bad; i++)
+        if ((f64 ? dst64[i] : (double)dst32[i]) != -1.0) {
+            printf("FAIL packr %s %s kc=%lld nq=%d: wrote %zu elements past the panel\n", isa->name,
+                   f64 ? "f64" : "f32", (long long)kc, nq, i - (size_t)(kc * nr));
+            bad = 1;
+        }
+    free(band); free(band32); free(boff); free(dst64); free(dst32);
     return bad;
 }
 
