@@ -7,6 +7,7 @@
 
 #include "blas.h"
 #include "cconv.h"
+#include "igemm/igemm.h"
 #include "igemm/ig_wino.h"
 #include "gemm_plan.h"
 #include "shift_conv.h"
@@ -16,13 +17,15 @@
 #include "cc_instances.h"
 
 /* Winograd F(2x2, 3x3) (src/igemm/ig_wino.c) for 2-D 3x3 stride-1 layers
- * (dilation 1-4) with >= 32 input and output channels per group on images
+ * (dilation 1-4).  With vectors of at most 8 floats (AVX2, NEON) and for
+ * float64: >= 32 input and output channels per group on images
  * of >= 196 2x2 tiles (27x27 outputs and up), and with >= 64 on images of
  * >= 100 tiles, or of >= 16 when the batch has >= 128 (its panels of tiles
  * span images).  Its filter transform is made every call and its
  * transforms cost per channel what its GEMMs cost per channel pair, so
  * single small images and small groups stay on igemm.  Measured against
- * igemm, 2 threads, float32 (benches/results/heuristics-2026-11-30.md):
+ * igemm, 2 threads, float32, AMD EPYC with AVX2
+ * (benches/results/heuristics-2026-11-30.md):
  * 56x56 0.48-0.74, 28x28 0.63-0.97 (>= 32 channels), 20x20 0.72-0.96
  * (>= 64), 7x7-14x14 with >= 128 tiles in the batch 0.69-0.93 (>= 64);
  * 7x7-14x14 batch 1 0.98-2.9, 16 channels 0.86-1.34, groups of 4-16
@@ -34,6 +37,24 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
     if (!cc_wino_applies(g)) return 0;
     const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
     const int64_t tiles = ((g->out[1] + 1) / 2) * ((g->out[2] + 1) / 2);
+    if (elsize == 4 && cc_ig_kern_f32()->lanes >= 16) {
+        /* 16-lane vectors (AVX-512): the micro-kernels do twice the work per
+         * instruction, the per-run and per-channel costs of the transforms
+         * stay, and runs of tiles (a 28-wide image: 14) fill one vector at
+         * most.  Undilated layers only (dilated phases have runs of 7-9
+         * tiles: 1.45-2.25x igemm's time), >= 32 channels on 56x56 outputs
+         * and up, or >= 128 with >= 392 tiles in the batch.  Measured on
+         * a Xeon (Sapphire Rapids class), 2 threads, Winograd time / igemm
+         * time (benches/results/heuristics-2026-12-01.md): 56x56 and up
+         * 0.61-0.97; 28x28 with >= 128 channels and batch >= 4 0.67-1.01,
+         * 8x256x14x14 0.86; left out: 28x28 with 32-64 channels 1.12-1.23,
+         * batch-1 20x20-28x28 at 128-256 channels 1.32-1.45. */
+        if (g->dil[1] != 1 || g->dil[2] != 1) return 0;
+        const int64_t ch = cig < cog ? cig : cog;
+        if (ch < 32) return 0;
+        if (tiles >= 784) return 1;
+        return ch >= 128 && tiles >= 16 && (double)g->batch * (double)tiles >= 392.0;
+    }
     if (cig < 32 || cog < 32) return 0;
     if (tiles >= 196 || (elsize == 8 && tiles >= 49)) return 1;
     if (cig < 64 || cog < 64) return 0;

@@ -228,8 +228,10 @@ def test_small_deep_images_take_im2col_only_for_few_columns():
     assert set(m(2, 256, 256, 14).values()) == {"igemm"}    # 2 x 196
     assert set(m(8, 256, 128, 7, k=5).values()) == {"igemm"}
     # not small_deep; a 3x3 stride-1 layer of 128 tiles in the batch: the
-    # Winograd rule takes it before igemm (tests/test_winograd_dense.py)
-    assert set(m(8, 1024, 256, 7).values()) == {"winograd"}
+    # Winograd rule for vectors of <= 8 floats takes it before igemm, the
+    # 16-lane rule (>= 392 tiles) does not (tests/test_winograd_dense.py)
+    wide = LANES[_kernels.isa()][np.float32] >= 16
+    assert set(m(8, 1024, 256, 7).values()) == {"igemm" if wide else "winograd"}
     assert set(m(8, 1024, 256, 7, k=5).values()) == {"igemm"}
     assert set(m(8, 128, 256, 16, k=4, s=2).values()) == {"igemm"}  # DCGAN grad_input
     assert set(m(8, 16, 256, 7).values()) == {"igemm"}      # reduction 144 < 1024
@@ -380,9 +382,10 @@ def test_wgrad_igemm_random(name, dtype, nsp):
             ref = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w_shape,
                                        stride=s, pad_before=pad, dilation=d, groups=groups)
             got = {}
-            # rows narrower than a vector go to im2col (checked the same way)
+            # rows narrower than a vector (or than 12 on 16 lanes) go to
+            # im2col (checked the same way)
             one = all(v == 1 for v in k) and all(v == 1 for v in s) and all(v == 0 for v in pad)
-            want = ("igemm" if out[-1] >= LANES[name][dtype] and not (groups == 1 and one)
+            want = ("igemm" if out[-1] >= min(LANES[name][dtype], 12) and not (groups == 1 and one)
                     else "im2col")
             for nt in (1, 2):
                 gw, method = run_wgrad(x, gy, w_shape, s, pad, d, groups, nt)
@@ -405,7 +408,11 @@ def test_wgrad_method():
     assert m((2, 64, 17, 17), (16, 64, 3, 3), 1) == "im2col"       # not grouped, 16
     assert m((2, 64, 17, 17), (8, 64, 3, 3), 1) == "igemm"         # not grouped, 8
     assert m((2, 64, 17, 17), (3, 64, 3, 3), 1) == "igemm"         # ... 3 (to RGB)
-    # output rows narrower than a vector: im2col (batches the small images);
-    # 14x14 ResNeXt rows are one AVX2 vector but less than one AVX-512 vector
-    assert m((8, 64, 7, 7), (64, 32, 3, 3), 2) == ("igemm" if 7 >= lanes else "im2col")
-    assert m((8, 512, 14, 14), (512, 16, 3, 3), 32) == ("igemm" if 14 >= lanes else "im2col")
+    # output rows narrower than a vector, or than 12 on 16 lanes: im2col
+    # (batches the small images); 14x14 ResNeXt rows are one AVX2 vector and
+    # one masked AVX-512 vector at 14 of its 16 lanes
+    need = min(lanes, 12)
+    assert m((8, 64, 7, 7), (64, 32, 3, 3), 2) == ("igemm" if 7 >= need else "im2col")
+    assert m((8, 512, 14, 14), (512, 16, 3, 3), 32) == ("igemm" if 14 >= need else "im2col")
+    assert m((8, 64, 12, 12), (64, 32, 3, 3), 2) == ("igemm" if 12 >= need else "im2col")
+    assert m((8, 64, 11, 11), (64, 32, 3, 3), 2) == ("igemm" if 11 >= need else "im2col")

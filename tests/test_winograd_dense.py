@@ -14,6 +14,7 @@ forward and gradients, against the reference and finite differences.
 """
 from __future__ import annotations
 
+import contextlib
 import zlib
 
 import numpy as np
@@ -140,8 +141,31 @@ def _method(xs, ws, padding, groups, dtype=np.float32, nt=2, dil=1):
     return _kernels.fwd_method(p.geom(), nt, np.dtype(dtype).itemsize)
 
 
+# the rule for vectors of at most 8 floats (AVX2, NEON; float64 always),
+# and the one for 16-lane float32 (AVX-512): src/gemm_conv.c
+NARROW = next((n for n in ("avx2", "neon", "scalar") if n in ISAS), None)
+WIDE = "avx512" if "avx512" in ISAS else None
+
+
+@contextlib.contextmanager
+def kernels_isa(name):
+    """Force the instruction set of _kernels' micro-kernels (which the rule reads)."""
+    prev = _kernels.isa()
+    _kernels.set_isa(name)
+    try:
+        yield
+    finally:
+        _kernels.set_isa(prev)
+
+
 def test_method_rule():
-    """Both sides of each clause of cc_wino_wanted (src/gemm_conv.c)."""
+    """Both sides of each clause of cc_wino_wanted (src/gemm_conv.c), on
+    vectors of at most 8 floats."""
+    with kernels_isa(NARROW):
+        _check_narrow_rule()
+
+
+def _check_narrow_rule():
     assert _method((1, 64, 56, 56), (64, 64, 3, 3), 1, 1) == "winograd"
     assert _method((4, 128, 28, 28), (128, 128, 3, 3), 1, 1) == "winograd"
     assert _method((1, 32, 28, 28), (32, 32, 3, 3), 1, 1) == "winograd"       # 196 tiles
@@ -174,12 +198,40 @@ def test_method_rule():
     assert _kernels.fwd_method(p.geom(), 2, 4) != "winograd"                  # dilation 5
 
 
+@pytest.mark.skipif(WIDE is None, reason="no AVX-512 kernels in this build or on this CPU")
+def test_method_rule_16_lanes():
+    """Both sides of each clause of the 16-lane float32 rule (AVX-512)."""
+    with kernels_isa(WIDE):
+        assert _method((1, 32, 56, 56), (32, 32, 3, 3), 1, 1) == "winograd"       # 784 tiles
+        assert _method((1, 32, 54, 54), (32, 32, 3, 3), 1, 1) != "winograd"       # 729
+        assert _method((1, 16, 56, 56), (16, 16, 3, 3), 1, 1) != "winograd"       # 16 channels
+        assert _method((1, 64, 56, 56), (16, 64, 3, 3), 1, 1) != "winograd"       # 16 out
+        assert _method((4, 128, 28, 28), (128, 128, 3, 3), 1, 1) == "winograd"    # 196 x 4
+        assert _method((1, 128, 28, 28), (128, 128, 3, 3), 1, 1) != "winograd"    # 196 x 1
+        assert _method((8, 96, 28, 28), (96, 96, 3, 3), 1, 1) != "winograd"       # 96 channels
+        assert _method((8, 64, 28, 28), (64, 64, 3, 3), 1, 1) != "winograd"       # 64
+        assert _method((8, 256, 14, 14), (256, 256, 3, 3), 1, 1) == "winograd"    # 49 x 8
+        assert _method((7, 256, 14, 14), (256, 256, 3, 3), 1, 1) != "winograd"    # 49 x 7
+        assert _method((8, 512, 7, 7), (512, 512, 3, 3), 1, 1) == "im2col"        # small_deep
+        assert _method((64, 128, 5, 5), (128, 128, 3, 3), 1, 1) != "winograd"     # 9 tiles
+        assert _method((1, 64, 56, 56), (64, 64, 3, 3), 2, 1, dil=2) != "winograd"  # dilated
+        assert _method((1, 256, 33, 33), (256, 256, 3, 3), 2, 1, dil=2) != "winograd"
+        # float64 keeps the rule of the narrow vectors
+        assert _method((1, 32, 14, 14), (32, 32, 3, 3), 1, 1, np.float64) == "winograd"
+        assert _method((1, 64, 56, 56), (64, 64, 3, 3), 2, 1, np.float64, dil=2) == "winograd"
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_public_api_on_winograd_layers(dtype):
     """conv2d and convolution_backward on layers that take the method
     (forward, and grad_input as the forward of the flipped weight), against
     the reference."""
     rng = np.random.default_rng(11)
+    with kernels_isa(NARROW):  # (the layers take Winograd under that rule)
+        _check_public_api(rng, dtype)
+
+
+def _check_public_api(rng, dtype):
     for xs, ws, pad, dil, groups in (((2, 64, 28, 30), (64, 64, 3, 3), 1, 1, 1),
                                      ((1, 48, 29, 27), (40, 48, 3, 3), (0, 2), 1, 1),
                                      ((2, 128, 28, 28), (128, 64, 3, 3), 1, 1, 2),
