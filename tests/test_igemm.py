@@ -105,6 +105,31 @@ def test_igemm_random(name, dtype, nsp, packed):
 
 
 @pytest.mark.parametrize("name", ISAS)
+def test_igemm_small_images_split_channels(name):
+    """Small images with many output channels on several threads: the plan
+    splits the output channels (>= 8 MR-row panels) instead of halving the
+    rows where that would add micro-panel columns (ig_plan.h), and keeps
+    tiles of several rows whole.  Every thread count gives the reference's
+    values, bit-identical to one thread (each output is one item's sum)."""
+    rng = np.random.default_rng(zlib.crc32(f"small images {name}".encode()))
+    with isa(name):
+        for n, c, co, h, w_, k in ((1, 8, 96, 14, 14, 3), (2, 5, 130, 7, 7, 3), (1, 3, 72, 17, 17, 3),
+                                   (1, 6, 200, 10, 13, 3), (1, 4, 64, 28, 28, 1), (3, 2, 80, 5, 9, 2),
+                                   (1, 4, 70, 6, 100, 3)):
+            x = rng.standard_normal((n, c, h, w_)).astype(np.float32)
+            wt = rng.standard_normal((co, c, k, k)).astype(np.float32)
+            b = rng.standard_normal(co).astype(np.float32)
+            pad = (k // 2, k // 2)
+            ref = ref_conv(x.astype(np.float64), wt.astype(np.float64), b.astype(np.float64),
+                           stride=(1, 1), pad_before=pad, dilation=(1, 1), groups=1)
+            y1 = run_igemm(x, wt, b, (1, 1), pad, (1, 1), 1, 1)
+            err = np.abs(y1 - ref).max() / np.abs(ref).max()
+            assert err <= TOL[np.float32], (name, x.shape, co, err)
+            for nt in (2, 3, 4):
+                assert np.array_equal(run_igemm(x, wt, b, (1, 1), pad, (1, 1), 1, nt), y1), (name, x.shape, co, nt)
+
+
+@pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("nsp", [1, 2])
 def test_igemm_direct_unequal_padding(name, nsp):
     """Direct mode at stride 1 lets consecutive band rows share their zero
