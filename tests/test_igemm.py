@@ -107,9 +107,10 @@ def test_igemm_random(name, dtype, nsp, packed):
 @pytest.mark.parametrize("name", ISAS)
 def test_igemm_small_images_split_channels(name):
     """Small images with many output channels on several threads: the plan
-    splits the output channels (>= 8 MR-row panels) instead of halving the
-    rows where that would add micro-panel columns (ig_plan.h), and keeps
-    tiles of several rows whole.  Every thread count gives the reference's
+    splits the output channels (chunks of >= 4 MR-row panels, when that
+    gives every thread an item) instead of halving the rows where that would
+    add micro-panel columns (ig_plan.h), and keeps tiles of several rows
+    whole.  Every thread count gives the reference's
     values, bit-identical to one thread (each output is one item's sum)."""
     rng = np.random.default_rng(zlib.crc32(f"small images {name}".encode()))
     with isa(name):

@@ -88,15 +88,18 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
      * output channels are split below instead */
     const int64_t want = 2 * (int64_t)p->nt;
     /* Halving the rows must not add more than 10% of micro-panel columns
-     * when the output channels can be split instead (>= 8 MR-row panels,
-     * below): a 14x14 image in one tile is 196 positions in 240 columns on
-     * NR = 48, in two tiles of 7 rows 288.  1x512x14x14 -> 512 on AVX-512, 2
-     * threads, took 8.2 ms on the two tiles (1T: 9.0), torch 3.3. */
-    const int chan_split = cc_ceil_div(p->cog, mr) >= 8;
+     * when splitting the output channels instead (chunks of >= 4 MR-row
+     * panels, below) gives every thread an item: a 14x14 image in one tile
+     * is 196 positions in 240 columns on NR = 48, in two tiles of 7 rows
+     * 288.  1x512x14x14 -> 512 on AVX-512, 2 threads, took 8.2 ms on the two
+     * tiles (1T: 9.0), torch 3.3. */
+    const int64_t max_chunks = cc_ceil_div(p->cog, mr) / 4;
     while (p->nt > 1 && outer * cc_ceil_div(Ho, R) * cc_ceil_div(Wo, Wt) < want) {
         const int64_t R2 = cc_ceil_div(R, 2);
         const double cols = (double)cc_ceil_div(Ho, R) * (double)ig_round_up(R * Wt, nr);
         const double cols2 = (double)cc_ceil_div(Ho, R2) * (double)ig_round_up(R2 * Wt, nr);
+        const int chan_split =
+            (double)max_chunks * (double)outer * (double)cc_ceil_div(Ho, R) * (double)cc_ceil_div(Wo, Wt) >= p->nt;
         if (R > 1 && R2 * Wt >= nr && (!chan_split || cols2 <= 1.1 * cols)) R = R2;
         else if (R == 1 && Wt > 2 * (int64_t)nr) Wt = cc_ceil_div(Wt, 2); /* a tile of several rows is whole rows */
         else break;
