@@ -77,9 +77,18 @@ int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {
     const int64_t cog = g->c_out / g->groups;
     const int64_t K = g->c_in / g->groups * g->k[0] * g->k[1] * g->k[2];
     const double bp = (double)g->batch * (double)P;
+    /* With 16-lane float32 vectors (AVX-512: micro-panels of 48 positions,
+     * a 7x7 image's 49 in 96 columns) the size of the image decides rather
+     * than the batch's positions: im2col for images of <= 56 positions with
+     * >= 128 output channels (2 threads, igemm time / im2col time: 7x7 with
+     * 128-1024 channels, batch 2-8, 1.0-1.55; 8x8 0.91-1.02, 10x10 0.94-1.17,
+     * 12x12-14x14 0.71-1.03; 7x7 with 64-96 channels 0.82-0.87:
+     * benches/results/heuristics-2026-12-01.md) */
+    const int wide = elsize == 4 && cc_ig_kern_f32()->lanes >= 16;
     const int small_deep =
         P < 256 && cog > 32 &&
-        ((K >= 1024 && (bp < 256.0 || (cog >= 512 && P < 100))) || (K >= 256 && bp <= 128.0));
+        ((K >= 1024 && (wide ? P <= 56 && cog >= 128 : bp < 256.0 || (cog >= 512 && P < 100))) ||
+         (K >= 256 && bp <= 128.0));
     if (!small_deep && cc_wino_wanted(g, elsize) && cc_conv_fwd_wino_workspace(g, nthreads, elsize) >= 0)
         return CC_FWD_WINO;
     if (!small_deep && cc_conv_fwd_igemm_workspace(g, nthreads, elsize) >= 0) return CC_FWD_IGEMM;

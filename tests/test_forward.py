@@ -1019,7 +1019,7 @@ def test_against_torch(seed):
     ((1, 120, 7, 7), (96, 120, 3, 3), 1, 1, 1),        # a late-ResNet image
     ((1, 240, 9, 5), (80, 120, 3, 3), (2, 1), (1, 0), 2),  # grouped: chunks per group
     ((2, 128, 6, 6), (40, 128, 3, 3), 1, 1, 1),        # two images, still few tiles
-    ((8, 128, 5, 5), (64, 128, 3, 3), 1, 1, 1),        # blocks of images share a GEMM
+    ((8, 128, 5, 5), (128, 128, 3, 3), 1, 1, 1),       # blocks of images share a GEMM
     ((6, 256, 7, 7), (72, 128, 3, 3), 2, 1, 2),        # ... grouped, strided
 ])
 def test_small_images_split_by_output_channels(shape, wshape, stride, pad, groups, nthreads,

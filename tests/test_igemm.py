@@ -238,36 +238,43 @@ def test_igemm_is_the_forward_of_kxk_and_strided_convs():
     assert _kernels.fwd_method(g1s, 2, 8) == "igemm"
 
 
-def test_small_deep_images_take_im2col_only_for_few_columns():
+@pytest.mark.parametrize("name", ISAS)
+def test_small_deep_images_take_im2col_only_for_few_columns(name):
     """Small images, many output channels, a deep reduction: im2col + one
     GEMM over the batch where the batch has few output positions in all
     (< 256) or the channels are very many on very small images; igemm
     otherwise (heuristics-2026-11-30.md: it won 0.6-0.9x there, 1 and 2
-    threads)."""
+    threads).  With 16-lane float32 vectors the image's size decides: im2col
+    for <= 56 positions with >= 128 output channels (heuristics-2026-12-01.md)."""
     def m(n, c, co, hw, k=3, s=1):
         g = make_params((n, c, hw, hw), (co, c, k, k), None, s, k // 2, 1, False, 0, 1, "t").geom()
         return {nt: _kernels.fwd_method(g, nt, 4) for nt in (1, 2)}
 
-    assert set(m(1, 256, 256, 14).values()) == {"im2col"}   # 196 positions
-    assert set(m(4, 256, 256, 7).values()) == {"im2col"}    # 4 x 49
-    assert set(m(8, 512, 512, 7).values()) == {"im2col"}    # ResNet-50 stage 4
-    assert set(m(2, 256, 256, 14).values()) == {"igemm"}    # 2 x 196
-    assert set(m(8, 256, 128, 7, k=5).values()) == {"igemm"}
-    # not small_deep; a 3x3 stride-1 layer of 128 tiles in the batch: the
-    # Winograd rule for vectors of <= 8 floats takes it before igemm, the
-    # 16-lane rule (>= 392 tiles) does not (tests/test_winograd_dense.py)
-    wide = LANES[_kernels.isa()][np.float32] >= 16
-    assert set(m(8, 1024, 256, 7).values()) == {"igemm" if wide else "winograd"}
-    assert set(m(8, 1024, 256, 7, k=5).values()) == {"igemm"}
-    assert set(m(8, 128, 256, 16, k=4, s=2).values()) == {"igemm"}  # DCGAN grad_input
-    assert set(m(8, 16, 256, 7).values()) == {"igemm"}      # reduction 144 < 1024
-    # a reduction of 256-1023 over at most 128 positions in all: im2col
-    assert set(m(1, 256, 512, 7, k=1, s=2).values()) == {"im2col"}  # 16 positions
-    assert set(m(1, 64, 128, 7).values()) == {"im2col"}     # reduction 576, 49 positions
-    assert set(m(2, 96, 128, 8).values()) == {"im2col"}     # 2 x 64
-    assert set(m(1, 40, 48, 12, k=5).values()) == {"igemm"}  # 144 positions
-    assert set(m(4, 64, 64, 7).values()) == {"igemm"}       # 4 x 49
-    assert set(m(1, 16, 64, 7).values()) == {"igemm"}       # reduction 144
+    with isa(name):
+        wide = LANES[name][np.float32] >= 16
+        assert set(m(1, 256, 256, 14).values()) == {"igemm" if wide else "im2col"}  # 196 positions
+        assert set(m(4, 256, 256, 7).values()) == {"im2col"}    # 4 x 49
+        assert set(m(8, 512, 512, 7).values()) == {"im2col"}    # ResNet-50 stage 4
+        assert set(m(2, 256, 256, 14).values()) == {"igemm"}    # 2 x 196
+        assert set(m(8, 256, 128, 7, k=5).values()) == {"im2col" if wide else "igemm"}
+        # not small_deep on narrow vectors; a 3x3 stride-1 layer of 128
+        # tiles in the batch: their Winograd rule takes it before igemm
+        # (tests/test_winograd_dense.py)
+        assert set(m(8, 1024, 256, 7).values()) == {"im2col" if wide else "winograd"}
+        assert set(m(8, 1024, 256, 7, k=5).values()) == {"im2col" if wide else "igemm"}
+        assert set(m(8, 128, 256, 16, k=4, s=2).values()) == {"igemm"}  # DCGAN grad_input, 8x8
+        # 8x8 images (64 positions), 96 channels on 7x7: igemm, or on narrow
+        # vectors Winograd (16 tiles x 8 images)
+        assert set(m(8, 256, 256, 8).values()) == {"igemm" if wide else "winograd"}
+        assert set(m(8, 96, 96, 7).values()) == {"igemm" if wide else "winograd"}
+        assert set(m(8, 16, 256, 7).values()) == {"igemm"}      # reduction 144 < 1024
+        # a reduction of 256-1023 over at most 128 positions in all: im2col
+        assert set(m(1, 256, 512, 7, k=1, s=2).values()) == {"im2col"}  # 16 positions
+        assert set(m(1, 64, 128, 7).values()) == {"im2col"}     # reduction 576, 49 positions
+        assert set(m(2, 96, 128, 8).values()) == {"im2col"}     # 2 x 64
+        assert set(m(1, 40, 48, 12, k=5).values()) == {"igemm"}  # 144 positions
+        assert set(m(4, 64, 64, 7).values()) == {"igemm"}       # 4 x 49
+        assert set(m(1, 16, 64, 7).values()) == {"igemm"}       # reduction 144
 
 
 def test_bad_geometry_is_a_value_error():

@@ -164,7 +164,7 @@ def test_kernels_release_the_gil():
     # up to three attempts absorb a stall of the host's own making)
     import time
 
-    x = np.ones((1, 64, 192, 192), np.float32)
+    x = np.ones((1, 64, 256, 256), np.float32)  # >= 20 ms on one thread of a fast core
     w = np.ones((64, 64, 3, 3), np.float32)
     before = cconv.get_num_threads()
     cconv.set_num_threads(1)
