@@ -70,28 +70,6 @@ static inline void IG_FN(ig_pf_step_)(IG_FN(ig_pf_) *pf, int64_t count) {
     }
 }
 
-/* dst[0, n) = src[0, n) + bv, in pieces of 16 bytes with the last one
- * ending at n (it overlaps the one before: dst and src are distinct
- * buffers, so the overlap writes the same values twice).  A 14-float output
- * row is four pieces; the element loop took an alias check, a vector body
- * and a scalar tail for it (ResNeXt 14x14, one image: 5% of the forward's
- * profile). */
-static inline void IG_FN(ig_add_row_)(IG_T *dst, const IG_T *src, int64_t n, IG_T bv) {
-    enum { P = 16 / (int)sizeof(IG_T) };
-    if (n < P) {
-        for (int64_t c = 0; c < n; ++c) dst[c] = src[c] + bv;
-        return;
-    }
-    int64_t c = 0;
-    for (;; c += P) {
-        if (c + P > n) c = n - P;
-        IG_T t[P];
-        for (int j = 0; j < P; ++j) t[j] = src[c + j] + bv;
-        memcpy(dst + c, t, sizeof t);
-        if (c + P == n) break;
-    }
-}
-
 static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, const IG_T *ap,
                             const int64_t *koff, const IG_T *bias, IG_T *y, IG_T *band,
                             IG_T *bp, IG_T *tile, int64_t *poff, int64_t it,
@@ -112,7 +90,7 @@ static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, c
     const int64_t pan0 = ch * p->chunk, npan = cc_min64(p->chunk, p->mpan - pan0);
     if (npan <= 0 || npos <= 0) return;
 
-    IG_FN(ig_band_)(g, p, x + (n * g->c_in + gi * p->cig) * g->in[0] * g->in[1] * g->in[2], od,
+    IG_FN(ig_band_)(g, p, kern, x + (n * g->c_in + gi * p->cig) * g->in[0] * g->in[1] * g->in[2], od,
                     oh0, ow0, Rr, Wtt, band);
     /* a tile's positions are consecutive outputs: whole rows, or part of one */
     IG_T *ybase = y + ((n * g->c_out + gi * p->cog) * Do + od) * Ho * Wo + oh0 * Wo + ow0;
@@ -139,11 +117,7 @@ static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, c
         const int64_t co0 = pan0 * mr, nco = cc_min64(npan * mr, p->cog - co0);
         for (int64_t i = 0; i < nco; ++i) {
             const IG_T bv = bias ? bias[gi * p->cog + co0 + i] : (IG_T)0;
-            for (int64_t rr = 0; rr < Rr; ++rr) {
-                IG_T *dst = ybase + (co0 + i) * plane + rr * Wo;
-                const IG_T *src = cw + i * ldw + rr * Wb;
-                IG_FN(ig_add_row_)(dst, src, Wtt, bv);
-            }
+            kern->rows(Rr, Wtt, cw + i * ldw, Wb, ybase + (co0 + i) * plane, Wo, 1, bv);
         }
         return;
     }

@@ -12,4 +12,5 @@
 #define IG_NAMEW cc_ig_ukrw_f32_avx2
 #define IG_WTIN cc_ig_wtin_f32_avx2
 #define IG_WTOUT cc_ig_wtout_f32_avx2
+#define IG_ROWS cc_ig_rows_f32_avx2
 #include "ig_ukr.inc"

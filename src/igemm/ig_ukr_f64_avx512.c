@@ -13,4 +13,5 @@
 #define IG_NAMEW cc_ig_ukrw_f64_avx512
 #define IG_WTIN cc_ig_wtin_f64_avx512
 #define IG_WTOUT cc_ig_wtout_f64_avx512
+#define IG_ROWS cc_ig_rows_f64_avx512
 #include "ig_ukr.inc"

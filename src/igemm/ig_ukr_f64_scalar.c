@@ -7,4 +7,5 @@
 #define IG_NAMEW cc_ig_ukrw_f64_scalar
 #define IG_WTIN cc_ig_wtin_f64_scalar
 #define IG_WTOUT cc_ig_wtout_f64_scalar
+#define IG_ROWS cc_ig_rows_f64_scalar
 #include "ig_ukr_scalar.inc"

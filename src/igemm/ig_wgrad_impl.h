@@ -58,7 +58,7 @@ int IG_FN(cc_conv_wgrad_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *gy,
                         for (int64_t tw = 0; tw < p->nw; ++tw) {
                             const int64_t oh0 = th * p->R, Rr = cc_min64(p->R, Ho - oh0);
                             const int64_t ow0 = tw * p->Wt, Wtt = cc_min64(p->Wt, Wo - ow0);
-                            IG_FN(ig_band_)(g, p, x + (n * g->c_in + gi * p->cig) * g->in[0] *
+                            IG_FN(ig_band_)(g, p, kern, x + (n * g->c_in + gi * p->cig) * g->in[0] *
                                                           g->in[1] * g->in[2],
                                             od, oh0, ow0, Rr, Wtt, band);
                             const IG_T *gyb = gy + ((n * g->c_out + gi * cog) * Do + od) * Ho * Wo +

@@ -71,6 +71,16 @@ typedef void (*ig_wtout_f32)(int64_t nq, const float *m, int64_t ms, float bv, f
 typedef void (*ig_wtout_f64)(int64_t nq, const double *m, int64_t ms, double bv, double *r0,
                              double *r1);
 
+/* Rows of n consecutive elements from src (rows sp apart) to dst (rows dp
+ * apart), plus bv when add (the direct mode's output rows with the bias;
+ * the band's input rows without): dst[r dp + j] = src[r sp + j] (+ bv) for
+ * r < nrows, j < n.  Touches nothing else of either (the last vector of a
+ * row is masked); src and dst do not overlap. */
+typedef void (*ig_rows_f32)(int64_t nrows, int64_t n, const float *src, int64_t sp, float *dst,
+                            int64_t dp, int add, float bv);
+typedef void (*ig_rows_f64)(int64_t nrows, int64_t n, const double *src, int64_t sp, double *dst,
+                            int64_t dp, int add, double bv);
+
 typedef struct ig_kern_f32 {
     int mr, nr;
     ig_ukr_f32 ukr;
@@ -80,6 +90,7 @@ typedef struct ig_kern_f32 {
     ig_ukrw_f32 ukrw;
     ig_wtin_f32 wtin;
     ig_wtout_f32 wtout;
+    ig_rows_f32 rows;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -91,6 +102,7 @@ typedef struct ig_kern_f64 {
     ig_ukrw_f64 ukrw;
     ig_wtin_f64 wtin;
     ig_wtout_f64 wtout;
+    ig_rows_f64 rows;
 } ig_kern_f64;
 
 /* The kernels of the current instruction set. */
@@ -123,7 +135,11 @@ IG_HIDDEN const ig_kern_f64 *cc_ig_kern_f64(void);
     IG_HIDDEN void cc_ig_wtout_f32_##ISA(int64_t, const float *, int64_t, float, float *,  \
                                          float *);                                      \
     IG_HIDDEN void cc_ig_wtout_f64_##ISA(int64_t, const double *, int64_t, double,        \
-                                         double *, double *);
+                                         double *, double *);                          \
+    IG_HIDDEN void cc_ig_rows_f32_##ISA(int64_t, int64_t, const float *, int64_t, float *, \
+                                        int64_t, int, float);                           \
+    IG_HIDDEN void cc_ig_rows_f64_##ISA(int64_t, int64_t, const double *, int64_t,        \
+                                        double *, int64_t, int, double);
 IG_DECL(scalar)
 IG_DECL(avx2)
 IG_DECL(avx512)

@@ -7,7 +7,7 @@
  * kernel (rows narrower and wider than a vector, every tail length); the
  * Winograd F(2x2, 3x3) input and output transforms (runs of 1-40 tiles,
  * every tail length) against the matrix products B^T d B and A^T M A
- * formed here.
+ * formed here; the row copy of the band and the direct mode's output.
  *
  *   ig_check [iterations] [seed]     exit status 0 when all pass
  *
@@ -40,27 +40,30 @@ typedef struct {
     ig_wtin_f64 ti64;
     ig_wtout_f32 to32;
     ig_wtout_f64 to64;
+    ig_rows_f32 rw32;
+    ig_rows_f64 rw64;
 } isa_t;
 
 static const isa_t isas[] = {
     {"scalar", IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukr_f64_scalar,
      cc_ig_packr_f32_scalar, cc_ig_packr_f64_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1,
-     cc_ig_ukrw_f32_scalar, cc_ig_ukrw_f64_scalar, cc_ig_wtin_f32_scalar, cc_ig_wtin_f64_scalar, cc_ig_wtout_f32_scalar, cc_ig_wtout_f64_scalar},
+     cc_ig_ukrw_f32_scalar, cc_ig_ukrw_f64_scalar, cc_ig_wtin_f32_scalar, cc_ig_wtin_f64_scalar, cc_ig_wtout_f32_scalar, cc_ig_wtout_f64_scalar,
+     cc_ig_rows_f32_scalar, cc_ig_rows_f64_scalar},
 #if defined(CC_HAVE_X86_SIMD)
     {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL, cc_ig_packr_f32_avx2, NULL,
-     IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, NULL, cc_ig_wtin_f32_avx2, NULL, cc_ig_wtout_f32_avx2, NULL},
+     IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, NULL, cc_ig_wtin_f32_avx2, NULL, cc_ig_wtout_f32_avx2, NULL, cc_ig_rows_f32_avx2, NULL},
     {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2, NULL, cc_ig_packr_f64_avx2,
-     IG_MRW_AVX2, IG_NRW_AVX2, 4, NULL, cc_ig_ukrw_f64_avx2, NULL, cc_ig_wtin_f64_avx2, NULL, cc_ig_wtout_f64_avx2},
+     IG_MRW_AVX2, IG_NRW_AVX2, 4, NULL, cc_ig_ukrw_f64_avx2, NULL, cc_ig_wtin_f64_avx2, NULL, cc_ig_wtout_f64_avx2, NULL, cc_ig_rows_f64_avx2},
     {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, NULL, cc_ig_packr_f32_avx512,
-     NULL, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, NULL, cc_ig_wtin_f32_avx512, NULL, cc_ig_wtout_f32_avx512, NULL},
+     NULL, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, NULL, cc_ig_wtin_f32_avx512, NULL, cc_ig_wtout_f32_avx512, NULL, cc_ig_rows_f32_avx512, NULL},
     {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 8, NULL, cc_ig_ukr_f64_avx512, NULL,
-     cc_ig_packr_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, NULL, cc_ig_ukrw_f64_avx512, NULL, cc_ig_wtin_f64_avx512, NULL, cc_ig_wtout_f64_avx512},
+     cc_ig_packr_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, NULL, cc_ig_ukrw_f64_avx512, NULL, cc_ig_wtin_f64_avx512, NULL, cc_ig_wtout_f64_avx512, NULL, cc_ig_rows_f64_avx512},
 #endif
 #if defined(__aarch64__)
     {"neon", IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, NULL, cc_ig_packr_f32_neon, NULL,
-     IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, NULL, cc_ig_wtin_f32_neon, NULL, cc_ig_wtout_f32_neon, NULL},
+     IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, NULL, cc_ig_wtin_f32_neon, NULL, cc_ig_wtout_f32_neon, NULL, cc_ig_rows_f32_neon, NULL},
     {"neon", IG_MR_NEON, IG_NV_NEON * 2, NULL, cc_ig_ukr_f64_neon, NULL, cc_ig_packr_f64_neon,
-     IG_MRW_NEON, IG_NRW_NEON, 2, NULL, cc_ig_ukrw_f64_neon, NULL, cc_ig_wtin_f64_neon, NULL, cc_ig_wtout_f64_neon},
+     IG_MRW_NEON, IG_NRW_NEON, 2, NULL, cc_ig_ukrw_f64_neon, NULL, cc_ig_wtin_f64_neon, NULL, cc_ig_wtout_f64_neon, NULL, cc_ig_rows_f64_neon},
 #endif
 };
 
@@ -167,6 +170,43 @@ static int check_pack(const isa_t *isa, int f64, int64_t kc, int nq)
             bad = 1;
         }
     free(band); free(band32); free(boff); free(dst64); free(dst32);
+    return bad;
+}
+
+/* rows: nrows rows of n elements copied (or with bv added) between pitches;
+ * the source is allocated to end at its last row's last element (a read past
+ * it is caught by ASan), and nothing of dst outside the rows changes */
+static int check_rows(const isa_t *isa, int f64, int64_t nrows, int64_t n)
+{
+    const size_t es = f64 ? 8 : 4;
+    const int64_t sp = n + ri(0, 9), dp = n + ri(0, 9), add = ri(0, 1);
+    const int64_t ns = (nrows - 1) * sp + n, nd = nrows * dp + 8;
+    char *src = malloc(es * (size_t)ns), *dst = malloc(es * (size_t)nd);
+    if (!src || !dst) { fprintf(stderr, "out of memory\n"); exit(2); }
+    const double bv = add ? 0.25 : 0.0;
+    for (int64_t i = 0; i < ns; i++) {
+        if (f64) ((double *)src)[i] = (double)i;
+        else ((float *)src)[i] = (float)i;
+    }
+    for (int64_t i = 0; i < nd; i++) {
+        if (f64) ((double *)dst)[i] = -1.0;
+        else ((float *)dst)[i] = -1.0f;
+    }
+    if (f64) isa->rw64(nrows, n, (const double *)src, sp, (double *)dst, dp, (int)add, bv);
+    else isa->rw32(nrows, n, (const float *)src, sp, (float *)dst, dp, (int)add, (float)bv);
+    int bad = 0;
+    for (int64_t i = 0; i < nd && !bad; i++) {
+        const int64_t r = i / dp, j = i % dp;
+        const double want = r < nrows && j < n ? (double)(r * sp + j) + bv : -1.0;
+        const double got = f64 ? ((double *)dst)[i] : ((float *)dst)[i];
+        if (got != want) {
+            printf("FAIL rows %s %s nrows=%lld n=%lld sp=%lld dp=%lld add=%lld at %lld: %g != %g\n",
+                   isa->name, f64 ? "f64" : "f32", (long long)nrows, (long long)n, (long long)sp,
+                   (long long)dp, (long long)add, (long long)i, got, want);
+            bad = 1;
+        }
+    }
+    free(src); free(dst);
     return bad;
 }
 
@@ -331,7 +371,8 @@ int main(int argc, char **argv)
                 failures += check_pack(&isas[i], f64, ri(1, 40), (int)ri(1, isas[i].nr));
                 failures += check_w(&isas[i], f64, ri(1, 6), it < 40 ? it + 1 : ri(1, 70));
                 failures += check_wt(&isas[i], f64, it < 40 ? it + 1 : ri(1, 40));
-                checks += 4;
+                failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
+                checks += 5;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
