@@ -1,11 +1,13 @@
 /*
  * The zero-padded input band of an implicit-GEMM tile (ig_plan.h), shared by
  * the forward (ig_conv_impl.h) and the weight gradient (ig_wgrad_impl.h).
- * Included with IG_T and IG_FN(name) defined; everything here is static.
+ * Included with IG_T, IG_KERN_T and IG_FN(name) defined; everything here is
+ * static.  At stride 1 a channel's rows go through the instruction set's
+ * row copy (kern->rows); the strided layouts below copy row by row.
  */
-/* Short rows (ResNeXt's 14- and 28-wide planes: a row is 56-112 bytes) are
- * copied and zeroed by inline loops: one memcpy and two memset calls per row
- * cost about as much as the copy itself there. */
+/* Short rows (a row of 56-112 bytes) are copied and zeroed by inline loops:
+ * one memcpy and two memset calls per row cost about as much as the copy
+ * itself there. */
 #define IG_SHORT_ROW 64
 
 #ifndef IG_COPY16_DEFINED
