@@ -131,6 +131,31 @@ def test_igemm_small_images_split_channels(name):
 
 
 @pytest.mark.parametrize("name", ISAS)
+def test_igemm_long_rows_in_pieces(name):
+    """Output rows of >= 512 positions run as pieces of whole micro-panels
+    (ig_plan.h; the last piece shorter), more of them for more threads:
+    packed and direct mode, 1-D and 2-D, strides 1-2, against the reference
+    and bit-identical for 1-4 threads."""
+    rng = np.random.default_rng(zlib.crc32(f"long rows {name}".encode()))
+    with isa(name):
+        for xs, co, k, s, pad in (((1, 6, 1599), 40, (3,), (2,), (0,)), ((2, 3, 1100), 8, (5,), (1,), (2,)),
+                                  ((1, 4, 2, 700), 36, (1, 3), (1, 1), (0, 1)),
+                                  ((1, 2, 3, 1030), 5, (3, 3), (1, 2), (1, 1)),
+                                  ((1, 5, 520), 50, (3,), (1,), (1,))):
+            x = rng.standard_normal(xs).astype(np.float32)
+            wt = rng.standard_normal((co, xs[1]) + k).astype(np.float32)
+            b = rng.standard_normal(co).astype(np.float32)
+            nd = (1,) * len(k)
+            ref = ref_conv(x.astype(np.float64), wt.astype(np.float64), b.astype(np.float64),
+                           stride=s, pad_before=pad, dilation=nd, groups=1)
+            y1 = run_igemm(x, wt, b, s, pad, nd, 1, 1)
+            err = np.abs(y1 - ref).max() / np.abs(ref).max()
+            assert err <= TOL[np.float32], (name, xs, co, err)
+            for nt in (2, 3, 4):
+                assert np.array_equal(run_igemm(x, wt, b, s, pad, nd, 1, nt), y1), (name, xs, co, nt)
+
+
+@pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("nsp", [1, 2])
 def test_igemm_direct_unequal_padding(name, nsp):
     """Direct mode at stride 1 lets consecutive band rows share their zero

@@ -57,6 +57,8 @@ typedef struct ig_plan {
 #define IG_WGRAD_UNGROUPED_MAX_COG 8
 
 static inline int64_t ig_round_up(int64_t a, int64_t b) { return cc_ceil_div(a, b) * b; }
+/* a piece of a row: a whole number of NR-position micro-panels, at least one */
+static inline int64_t ig_round_down_nr_(int64_t w, int64_t nr) { return w < nr ? w : w / nr * nr; }
 
 static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
                                 ig_plan *p) {
@@ -74,8 +76,11 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     /* tiles: whole rows when a row is short, else pieces of one row */
     int64_t R, Wt;
     if (Wo >= IG_TILE_POS) {
+        /* pieces of whole micro-panels: wav2vec's 799 outputs were two
+         * pieces of 400, 432 columns each on NR = 48; 384 + 384 + 31 take
+         * 816 */
         R = 1;
-        Wt = cc_ceil_div(Wo, cc_ceil_div(Wo, IG_TILE_POS));
+        Wt = ig_round_down_nr_(cc_ceil_div(Wo, cc_ceil_div(Wo, IG_TILE_POS)), nr);
     } else {
         Wt = Wo;
         const int64_t nh = cc_max64(1, cc_ceil_div(Ho * Wo, IG_TILE_POS));
@@ -101,7 +106,8 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
         const int chan_split =
             (double)max_chunks * (double)outer * (double)cc_ceil_div(Ho, R) * (double)cc_ceil_div(Wo, Wt) >= p->nt;
         if (R > 1 && R2 * Wt >= nr && (!chan_split || cols2 <= 1.1 * cols)) R = R2;
-        else if (R == 1 && Wt > 2 * (int64_t)nr) Wt = cc_ceil_div(Wt, 2); /* a tile of several rows is whole rows */
+        else if (R == 1 && Wt > 2 * (int64_t)nr) /* (a tile of several rows is whole rows) */
+            Wt = ig_round_down_nr_(cc_ceil_div(Wt, 2), nr);
         else break;
     }
     /* the band within its cap, sized in double: strides, dilations and
