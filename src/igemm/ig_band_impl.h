@@ -2,27 +2,13 @@
  * The zero-padded input band of an implicit-GEMM tile (ig_plan.h), shared by
  * the forward (ig_conv_impl.h) and the weight gradient (ig_wgrad_impl.h).
  * Included with IG_T, IG_KERN_T and IG_FN(name) defined; everything here is
- * static.  At stride 1 a channel's rows go through the instruction set's
- * row copy (kern->rows); the strided layouts below copy row by row.
+ * static.  With column stride 1 a channel's rows go through the instruction
+ * set's row copy (kern->rows), one call per row phase; the column-strided
+ * layouts below copy row by row.
  */
-/* Short rows (a row of 56-112 bytes) are copied and zeroed by inline loops:
- * one memcpy and two memset calls per row cost about as much as the copy
- * itself there. */
+/* Short rows (a row of 56-112 bytes) are zeroed by an inline loop: a
+ * memset call per row costs about as much as the zeroing itself there. */
 #define IG_SHORT_ROW 64
-
-#ifndef IG_COPY16_DEFINED
-#define IG_COPY16_DEFINED
-/* Copy n >= 16 bytes in 16-byte pieces, the last one ending at n (it may
- * overlap the one before; d and s do not overlap).  A 14-float row is four
- * moves; the element loop took an alias check, a vector body and a scalar
- * tail for it (ResNeXt 14x14, one image: the band copy's loops were 7% of
- * the forward's profile, and this took 2-3% off the forward on one thread). */
-static inline void ig_copy16_(char *d, const char *s, int64_t n) {
-    int64_t b = 0;
-    for (; b + 16 <= n; b += 16) memcpy(d + b, s + b, 16);
-    if (b < n) memcpy(d + n - 16, s + n - 16, 16);
-}
-#endif
 
 static inline void IG_FN(ig_zero_)(IG_T *d, int64_t n) {
     if (n > IG_SHORT_ROW) {
@@ -30,22 +16,6 @@ static inline void IG_FN(ig_zero_)(IG_T *d, int64_t n) {
         return;
     }
     for (int64_t j = 0; j < n; ++j) d[j] = 0;
-}
-
-/* d[0, ca) = 0, d[ca, cb) = s[ca, cb), d[cb, win) = 0 */
-static inline void IG_FN(ig_row_)(IG_T *d, const IG_T *s, int64_t ca, int64_t cb, int64_t win) {
-    if (win > IG_SHORT_ROW) {
-        if (ca > 0) memset(d, 0, (size_t)ca * sizeof(IG_T));
-        memcpy(d + ca, s + ca, (size_t)(cb - ca) * sizeof(IG_T));
-        if (cb < win) memset(d + cb, 0, (size_t)(win - cb) * sizeof(IG_T));
-        return;
-    }
-    for (int64_t j = 0; j < ca; ++j) d[j] = 0;
-    if ((cb - ca) * (int64_t)sizeof(IG_T) >= 16)
-        ig_copy16_((char *)(d + ca), (const char *)(s + ca), (cb - ca) * (int64_t)sizeof(IG_T));
-    else
-        for (int64_t j = ca; j < cb; ++j) d[j] = s[j];
-    for (int64_t j = cb; j < win; ++j) d[j] = 0;
 }
 
 /* The zero-padded input band of a tile (ig_plan.h). */
@@ -71,10 +41,11 @@ static void IG_FN(ig_band_)(const cc_geom *g, const ig_plan *p, const IG_KERN_T 
         for (int64_t td = 0; td < g->k[0]; ++td) {
             const int64_t id = od * g->stride[0] - g->pad[0] + td * g->dil[0];
             IG_T *tdb = band + ci * p->CS + td * sh * sw * blk;
-            if (sh == 1 && sw == 1) {
-                /* rows of the input are band rows Wph apart: the rows inside
-                 * the image in one call of the instruction set's row copy
-                 * (ResNeXt's 14-wide rows: one masked vector each on
+            if (sw == 1) {
+                /* band rows rr = ph + sh q of row phase ph are rows q of its
+                 * block, Wph apart, and input rows ih0 + rr, sh W apart: the
+                 * rows inside the image in one call of the instruction set's
+                 * row copy (ResNeXt's 14-wide rows: one masked vector each on
                  * AVX-512, four overlapping 16-byte pieces before), their
                  * padding columns and the rows outside zeroed.  Where rows
                  * overlap (Wph < win), a row's right padding is the next
@@ -82,13 +53,19 @@ static void IG_FN(ig_band_)(const cc_geom *g, const ig_plan *p, const IG_KERN_T 
                 const int in_d = !(id < 0 || id >= D) && ca < cb;
                 const int64_t r_lo = in_d ? cc_min64(rin, cc_max64(0, -ih0)) : rin;
                 const int64_t r_hi = in_d ? cc_max64(r_lo, cc_min64(rin, H - ih0)) : rin;
-                for (int64_t rr = 0; rr < r_lo; ++rr) IG_FN(ig_zero_)(tdb + rr * p->Wph, win);
-                for (int64_t rr = r_hi; rr < rin; ++rr) IG_FN(ig_zero_)(tdb + rr * p->Wph, win);
-                if (r_hi > r_lo) {
-                    kern->rows(r_hi - r_lo, cb - ca, xg + ((ci * D + id) * H + ih0 + r_lo) * W + iw0 + ca, W,
-                               tdb + r_lo * p->Wph + ca, p->Wph, 0, (IG_T)0);
-                    for (int64_t rr = r_lo; rr < r_hi; ++rr) {
-                        IG_T *d = tdb + rr * p->Wph;
+                for (int64_t ph = 0; ph < sh && ph < rin; ++ph) {
+                    IG_T *pb = tdb + ph * blk;
+                    const int64_t nq = cc_ceil_div(rin - ph, sh);
+                    const int64_t q_lo = cc_min64(nq, cc_ceil_div(cc_max64(r_lo - ph, 0), sh));
+                    const int64_t q_hi = cc_max64(q_lo, cc_min64(nq, cc_ceil_div(cc_max64(r_hi - ph, 0), sh)));
+                    for (int64_t q = 0; q < q_lo; ++q) IG_FN(ig_zero_)(pb + q * p->Wph, win);
+                    for (int64_t q = q_hi; q < nq; ++q) IG_FN(ig_zero_)(pb + q * p->Wph, win);
+                    if (q_hi == q_lo) continue;
+                    kern->rows(q_hi - q_lo, cb - ca,
+                               xg + ((ci * D + id) * H + ih0 + ph + sh * q_lo) * W + iw0 + ca, sh * W,
+                               pb + q_lo * p->Wph + ca, p->Wph, 0, (IG_T)0);
+                    for (int64_t q = q_lo; q < q_hi; ++q) {
+                        IG_T *d = pb + q * p->Wph;
                         for (int64_t j = 0; j < ca; ++j) d[j] = 0;
                         for (int64_t j = cb; j < win; ++j) d[j] = 0;
                     }
@@ -104,12 +81,7 @@ static void IG_FN(ig_band_)(const cc_geom *g, const ig_plan *p, const IG_KERN_T 
                 const int64_t ih = ih0 + rr;
                 const int valid = !(id < 0 || id >= D || ih < 0 || ih >= H || ca >= cb);
                 const IG_T *src = valid ? xg + ((ci * D + id) * H + ih) * W + iw0 : NULL;
-                if (sw == 1) {
-                    if (!valid)
-                        IG_FN(ig_zero_)(dst, win);
-                    else
-                        IG_FN(ig_row_)(dst, src, ca, cb, win);
-                } else if (sw == 2) {
+                if (sw == 2) {
                     IG_T *de = dst, *dq = dst + blk;
                     if (!valid) {
                         IG_FN(ig_zero_)(de, nje);
