@@ -16,6 +16,11 @@
 #define CC_IMPL "gemm_conv_impl.h"
 #include "cc_instances.h"
 
+/* float32 on 16-lane vectors (AVX-512): micro-panels of NR = 48 positions
+ * and twice the work per instruction, where the rules below differ (the
+ * kernel table is chosen once at import, or forced by CCONV_SIMD / tests). */
+static inline int cc_wide_f32(int64_t elsize) { return elsize == 4 && cc_ig_kern_f32()->lanes >= 16; }
+
 /* Winograd F(2x2, 3x3) (src/igemm/ig_wino.c) for 2-D 3x3 stride-1 layers
  * (dilation 1-4).  With vectors of at most 8 floats (AVX2, NEON) and for
  * float64: >= 32 input and output channels per group on images
@@ -37,7 +42,7 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
     if (!cc_wino_applies(g)) return 0;
     const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
     const int64_t tiles = ((g->out[1] + 1) / 2) * ((g->out[2] + 1) / 2);
-    if (elsize == 4 && cc_ig_kern_f32()->lanes >= 16) {
+    if (cc_wide_f32(elsize)) {
         /* 16-lane vectors (AVX-512): the micro-kernels do twice the work per
          * instruction, the per-run and per-channel costs of the transforms
          * stay, and runs of tiles (a 28-wide image: 14) fill one vector at
@@ -84,7 +89,7 @@ int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {
      * 128-1024 channels, batch 2-8, 1.0-1.55; 8x8 0.91-1.02, 10x10 0.94-1.17,
      * 12x12-14x14 0.71-1.03; 7x7 with 64-96 channels 0.82-0.87:
      * benches/results/heuristics-2026-12-01.md) */
-    const int wide = elsize == 4 && cc_ig_kern_f32()->lanes >= 16;
+    const int wide = cc_wide_f32(elsize);
     const int small_deep =
         P < 256 && cog > 32 &&
         ((K >= 1024 && (wide ? P <= 56 && cog >= 128 : bp < 256.0 || (cog >= 512 && P < 100))) ||
