@@ -13,7 +13,6 @@ tests/c/ig_check.c against a naive product and the scalar kernel.
 """
 from __future__ import annotations
 
-import contextlib
 import pathlib
 import shutil
 import zlib
@@ -26,6 +25,7 @@ import c_programs
 from cconv import _depthwise, _kernels
 from cconv._params import make_params
 
+from isa_switch import forced_isa
 from reference import ref_conv, ref_conv_grad_weight
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -34,23 +34,9 @@ ISAS = _depthwise.available_isas()
 TOL = {np.float32: 2e-6, np.float64: 1e-13}
 
 
-@contextlib.contextmanager
-def isa(name):
-    # each extension module has its own instruction-set choice: force
-    # the one _kernels (the igemm kernels) reads, and _depthwise's alike
-    prev, prevk = _depthwise.isa(), _kernels.isa()
-    _depthwise.set_isa(name)
-    _kernels.set_isa(name)
-    try:
-        yield
-    finally:
-        _depthwise.set_isa(prev)
-        _kernels.set_isa(prevk)
-
-
 def test_isa_switch_reaches_the_igemm_kernels():
     for name in ISAS:
-        with isa(name):
+        with forced_isa(name):
             assert _kernels.isa() == name
 
 
@@ -89,7 +75,7 @@ def random_case(rng, nsp, packed=False):
 @pytest.mark.parametrize("packed", [False, True], ids=["direct", "packed"])
 def test_igemm_random(name, dtype, nsp, packed):
     rng = np.random.default_rng(zlib.crc32(f"{name} {nsp} {np.dtype(dtype).name} {packed}".encode()))
-    with isa(name):
+    with forced_isa(name):
         for _ in range(25 if not packed else 12):
             n, groups, cig, cog, size, k, s, d, pad = random_case(rng, nsp, packed)
             x = rng.standard_normal((n, cig * groups) + size).astype(dtype)
@@ -113,7 +99,7 @@ def test_igemm_small_images_split_channels(name):
     whole.  Every thread count gives the reference's
     values, bit-identical to one thread (each output is one item's sum)."""
     rng = np.random.default_rng(zlib.crc32(f"small images {name}".encode()))
-    with isa(name):
+    with forced_isa(name):
         for n, c, co, h, w_, k in ((1, 8, 96, 14, 14, 3), (2, 5, 130, 7, 7, 3), (1, 3, 72, 17, 17, 3),
                                    (1, 6, 200, 10, 13, 3), (1, 4, 64, 28, 28, 1), (3, 2, 80, 5, 9, 2),
                                    (1, 4, 70, 6, 100, 3)):
@@ -137,7 +123,7 @@ def test_igemm_long_rows_in_pieces(name):
     packed and direct mode, 1-D and 2-D, strides 1-2, against the reference
     and bit-identical for 1-4 threads."""
     rng = np.random.default_rng(zlib.crc32(f"long rows {name}".encode()))
-    with isa(name):
+    with forced_isa(name):
         for xs, co, k, s, pad in (((1, 6, 1599), 40, (3,), (2,), (0,)), ((2, 3, 1100), 8, (5,), (1,), (2,)),
                                   ((1, 4, 2, 700), 36, (1, 3), (1, 1), (0, 1)),
                                   ((1, 2, 3, 1030), 5, (3, 3), (1, 2), (1, 1)),
@@ -163,7 +149,7 @@ def test_igemm_direct_unequal_padding(name, nsp):
     every size 0-3 (the stride-1 adjoints and 'same' with even kernels give
     unequal ones), dilation 1-2, 1 and 2 threads, against the reference."""
     rng = np.random.default_rng(zlib.crc32(f"unequal {name} {nsp}".encode()))
-    with isa(name):
+    with forced_isa(name):
         for _ in range(30):
             groups = int(rng.choice([1, 2]))
             cig, cog = int(rng.integers(1, 5)), int(rng.integers(1, 14))
@@ -202,7 +188,7 @@ def test_igemm_direct_every_row_width(name, dtype):
     piece, one piece, a piece and a bit, several), input rows with and
     without padding columns, a bias, against the reference."""
     rng = np.random.default_rng(zlib.crc32(f"widths {name} {np.dtype(dtype).name}".encode()))
-    with isa(name):
+    with forced_isa(name):
         for wid in range(1, 22):
             for pad, k in ((0, 1), (1, 3), (2, 3)):
                 x = rng.standard_normal((2, 6, 3, wid)).astype(dtype)
@@ -247,7 +233,7 @@ def test_igemm_shapes(name, shape):
         b = rng.standard_normal(ws[0]).astype(dtype)
         ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
                        stride=s, pad_before=pad, dilation=d, groups=groups)
-        with isa(name):
+        with forced_isa(name):
             for nt in (1, 2, 3):
                 y = run_igemm(x, w, b, s, pad, d, groups, nt)
                 err = np.abs(y - ref).max() / np.abs(ref).max()
@@ -275,7 +261,7 @@ def test_small_deep_images_take_im2col_only_for_few_columns(name):
         g = make_params((n, c, hw, hw), (co, c, k, k), None, s, k // 2, 1, False, 0, 1, "t").geom()
         return {nt: _kernels.fwd_method(g, nt, 4) for nt in (1, 2)}
 
-    with isa(name):
+    with forced_isa(name):
         wide = LANES[name][np.float32] >= 16
         assert set(m(1, 256, 256, 14).values()) == {"igemm" if wide else "im2col"}  # 196 positions
         assert set(m(4, 256, 256, 7).values()) == {"im2col"}    # 4 x 49
@@ -425,7 +411,7 @@ def test_wgrad_igemm_random(name, dtype, nsp):
     fixed order).  Rows narrower than a vector run im2col (the kernel's
     masked path is checked from C, tests/c/ig_check.c)."""
     rng = np.random.default_rng(zlib.crc32(f"wgrad {name} {nsp} {np.dtype(dtype).name}".encode()))
-    with isa(name):
+    with forced_isa(name):
         for _ in range(20):
             n, _g, cig, cog, size, k, s, d, pad = random_case(rng, nsp)
             # every fourth case ungrouped with <= 8 output channels (igemm

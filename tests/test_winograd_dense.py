@@ -14,7 +14,6 @@ forward and gradients, against the reference and finite differences.
 """
 from __future__ import annotations
 
-import contextlib
 import zlib
 
 import numpy as np
@@ -24,6 +23,7 @@ import cconv
 from cconv import _depthwise, _kernels
 from cconv._params import make_params
 
+from isa_switch import forced_isa
 from reference import ref_conv, ref_conv_grad_input, ref_conv_grad_weight
 
 ISAS = _depthwise.available_isas()
@@ -54,9 +54,7 @@ def run_wino(x, w, b, pad_before, pad_after, groups, nthreads, y=None, dil=(1, 1
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_wino_random_geometries(name, dtype):
     rng = np.random.default_rng(zlib.crc32(f"wino {name} {np.dtype(dtype).name}".encode()))
-    prev = _kernels.isa()
-    _kernels.set_isa(name)
-    try:
+    with forced_isa(name):
         done = 0
         while done < 60:
             groups = int(rng.choice([1, 1, 2, 3]))
@@ -80,8 +78,6 @@ def test_wino_random_geometries(name, dtype):
                 err = np.abs(y - ref).max() / scale
                 assert err <= TOL[dtype], (name, x.shape, w.shape, pb, pa, dil, groups, nt, err)
             done += 1
-    finally:
-        _kernels.set_isa(prev)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -147,21 +143,10 @@ NARROW = next((n for n in ("avx2", "neon", "scalar") if n in ISAS), None)
 WIDE = "avx512" if "avx512" in ISAS else None
 
 
-@contextlib.contextmanager
-def kernels_isa(name):
-    """Force the instruction set of _kernels' micro-kernels (which the rule reads)."""
-    prev = _kernels.isa()
-    _kernels.set_isa(name)
-    try:
-        yield
-    finally:
-        _kernels.set_isa(prev)
-
-
 def test_method_rule():
     """Both sides of each clause of cc_wino_wanted (src/gemm_conv.c), on
     vectors of at most 8 floats."""
-    with kernels_isa(NARROW):
+    with forced_isa(NARROW):
         _check_narrow_rule()
 
 
@@ -201,7 +186,7 @@ def _check_narrow_rule():
 @pytest.mark.skipif(WIDE is None, reason="no AVX-512 kernels in this build or on this CPU")
 def test_method_rule_16_lanes():
     """Both sides of each clause of the 16-lane float32 rule (AVX-512)."""
-    with kernels_isa(WIDE):
+    with forced_isa(WIDE):
         assert _method((1, 32, 56, 56), (32, 32, 3, 3), 1, 1) == "winograd"       # 784 tiles
         assert _method((1, 32, 54, 54), (32, 32, 3, 3), 1, 1) != "winograd"       # 729
         assert _method((1, 16, 56, 56), (16, 16, 3, 3), 1, 1) != "winograd"       # 16 channels
@@ -227,7 +212,7 @@ def test_public_api_on_winograd_layers(dtype):
     (forward, and grad_input as the forward of the flipped weight), against
     the reference."""
     rng = np.random.default_rng(11)
-    with kernels_isa(NARROW):  # (the layers take Winograd under that rule)
+    with forced_isa(NARROW):  # (the layers take Winograd under that rule)
         _check_public_api(rng, dtype)
 
 
