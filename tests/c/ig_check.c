@@ -274,6 +274,18 @@ static int check_w(const isa_t *isa, int f64, int64_t nrows, int64_t w)
 static const double BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
 static const double AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
 
+/* out[i][j] = sum_k a[i][k] b[k][j] (b[j][k] when bt) for i < m, j < n,
+ * k < 4 */
+static void mul4(int m, int n, const double a[][4], const double b[][4], int bt, double out[][4])
+{
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0;
+            for (int k = 0; k < 4; k++) s += a[i][k] * (bt ? b[j][k] : b[k][j]);
+            out[i][j] = s;
+        }
+}
+
 static int check_wt(const isa_t *isa, int f64, int64_t nq)
 {
     const int64_t sl = nq + 1 + ri(0, 5), vs = nq + ri(0, 7), es = f64 ? 8 : 4;
@@ -305,33 +317,22 @@ static int check_wt(const isa_t *isa, int f64, int64_t nq)
     const double tol = f64 ? 1e-13 : 2e-6;
     double worst = 0;
     for (int64_t q = 0; q < nq; q++) {
-        double d[4][4], v[4][4], t[4][4];
+        double d[4][4], t[4][4], v[4][4], mm[4][4], u[4][4], y[4][4];
         for (int r = 0; r < 4; r++) /* window column c = phase c % 2, place q + c / 2 */
             for (int c = 0; c < 4; c++) d[r][c] = GETV(tin, (2 * r + c % 2) * sl + q + c / 2);
+        for (int x = 0; x < 16; x++) mm[x / 4][x % 4] = GETV(tm, x * vs + q);
+        mul4(4, 4, BT, d, 0, t); /* V = B^T d B */
+        mul4(4, 4, t, BT, 1, v);
+        mul4(2, 4, AT, mm, 0, u); /* Y = A^T M A */
+        mul4(2, 2, u, AT, 1, y);
         for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++) {
-                t[i][j] = 0;
-                for (int k = 0; k < 4; k++) t[i][j] += BT[i][k] * d[k][j];
-            }
-        for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 4; j++) {
-                v[i][j] = 0;
-                for (int k = 0; k < 4; k++) v[i][j] += t[i][k] * BT[j][k];
                 const double e = fabs(GETV(tv, (i * 4 + j) * vs + q) - v[i][j]);
                 if (e > worst) worst = e;
             }
-        double mm[4][4], u[2][4];
-        for (int x = 0; x < 16; x++) mm[x / 4][x % 4] = GETV(tm, x * vs + q);
-        for (int i = 0; i < 2; i++)
-            for (int j = 0; j < 4; j++) {
-                u[i][j] = 0;
-                for (int k = 0; k < 4; k++) u[i][j] += AT[i][k] * mm[k][j];
-            }
         for (int i = 0; i < 2; i++)
             for (int j = 0; j < 2; j++) {
-                double y = bv;
-                for (int k = 0; k < 4; k++) y += u[i][k] * AT[j][k];
-                const double e = fabs(GETV(tr, i * (2 * nq + 1) + 2 * q + j) - y);
+                const double e = fabs(GETV(tr, i * (2 * nq + 1) + 2 * q + j) - (y[i][j] + bv));
                 if (e > worst) worst = e;
             }
     }
