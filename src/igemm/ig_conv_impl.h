@@ -18,10 +18,11 @@
 typedef struct IG_FN(ig_pf_) {
     const char *span[2];        /* first byte of channel 0's span: in, out */
     int64_t cs[2];              /* channel strides, bytes */
-    int64_t lines[2];           /* span lengths, 64-byte lines */
+    int64_t bytes[2];           /* span lengths, whole 64-byte lines */
     int64_t nch[2];             /* channels */
-    int part;                   /* next prefetch: part (2: done), */
-    int64_t ch, line;           /* channel and line */
+    int part;                   /* part being prefetched (2: done) */
+    int64_t ch;                 /* its channel */
+    const char *cur, *end;      /* next line and the end of the channel's span */
 } IG_FN(ig_pf_);
 
 static void IG_FN(ig_pf_init_)(const cc_geom *g, const ig_plan *p, const IG_T *x, IG_T *y,
@@ -40,32 +41,44 @@ static void IG_FN(ig_pf_init_)(const cc_geom *g, const ig_plan *p, const IG_T *x
     if (hi <= lo || Rr <= 0) return;
     pf->span[0] = (const char *)(x + ((n * g->c_in + gi * p->cig) * H + lo) * W);
     pf->cs[0] = H * W * es;
-    pf->lines[0] = ((hi - lo) * W * es + 63) / 64;
+    pf->bytes[0] = ((hi - lo) * W * es + 63) / 64 * 64;
     pf->nch[0] = p->cig;
     pf->span[1] = (const char *)(y + ((n * g->c_out + gi * p->cog) * Ho + oh0) * Wo);
     pf->cs[1] = Ho * Wo * es;
-    pf->lines[1] = (Rr * Wo * es + 63) / 64;
+    pf->bytes[1] = (Rr * Wo * es + 63) / 64 * 64;
     pf->nch[1] = p->cog;
     pf->part = pf->nch[0] > 0 && pf->nch[1] > 0 ? 0 : 2;
+    pf->cur = pf->span[0];
+    pf->end = pf->cur + pf->bytes[0];
 }
 
 static inline int64_t IG_FN(ig_pf_total_)(const IG_FN(ig_pf_) *pf) {
-    return pf->part == 2 ? 0 : pf->nch[0] * pf->lines[0] + pf->nch[1] * pf->lines[1];
+    return pf->part == 2 ? 0 : (pf->nch[0] * pf->bytes[0] + pf->nch[1] * pf->bytes[1]) / 64;
 }
 
 /* Issue the next `count` prefetches (read intent for the output too: the
- * lines may still be another thread's). */
+ * lines may still be another thread's).  A line is a pointer step; the
+ * channel and part advance at a span's end (an address formed from the
+ * channel and line per prefetch, with its multiply, was 7% of a one-thread
+ * resnext_28 profile). */
 static inline void IG_FN(ig_pf_step_)(IG_FN(ig_pf_) *pf, int64_t count) {
-    for (; count > 0 && pf->part < 2; --count) {
+    while (count > 0 && pf->part < 2) {
+        const char *c = pf->cur;
+        const int64_t n = cc_min64(count, (pf->end - c) / 64);
+        for (int64_t i = 0; i < n; ++i, c += 64) {
 #if defined(__GNUC__)
-        __builtin_prefetch(pf->span[pf->part] + pf->ch * pf->cs[pf->part] + pf->line * 64, 0, 2);
+            __builtin_prefetch(c, 0, 2);
 #endif
-        if (++pf->line == pf->lines[pf->part]) {
-            pf->line = 0;
+        }
+        count -= n;
+        pf->cur = c;
+        if (c == pf->end) {
             if (++pf->ch == pf->nch[pf->part]) {
                 pf->ch = 0;
-                ++pf->part;
+                if (++pf->part == 2) break;
             }
+            pf->cur = pf->span[pf->part] + pf->ch * pf->cs[pf->part];
+            pf->end = pf->cur + pf->bytes[pf->part];
         }
     }
 }
