@@ -120,12 +120,19 @@ static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, c
         const int64_t per = cc_ceil_div(IG_FN(ig_pf_total_)(&pf), ncalls);
         for (int64_t pc = 0; pc < p->K; pc += p->kc) {
             const int64_t kcc = cc_min64(p->kc, p->K - pc);
-            for (int64_t q0 = 0; q0 < nqw; q0 += nr)
+            for (int64_t q0 = 0; q0 < nqw; q0 += nr) {
+                /* the last micro-tile: as many vectors as its columns need */
+                const int nv = (int)cc_ceil_div(cc_min64(nr, nqw - q0), kern->lanes);
                 for (int64_t ip = 0; ip < npan; ++ip) {
                     IG_FN(ig_pf_step_)(&pf, per);
-                    kern->ukri(kcc, ap + ((gi * p->mpan + pan0 + ip) * p->K + pc) * mr,
-                               band + q0, koff + pc, cw + ip * mr * ldw + q0, ldw, pc == 0, NULL);
+                    const IG_T *apan = ap + ((gi * p->mpan + pan0 + ip) * p->K + pc) * mr;
+                    IG_T *c = cw + ip * mr * ldw + q0;
+                    if (nv * kern->lanes < nr)
+                        kern->ukrin(nv, kcc, apan, band + q0, koff + pc, c, ldw, pc == 0, NULL);
+                    else
+                        kern->ukri(kcc, apan, band + q0, koff + pc, c, ldw, pc == 0, NULL);
                 }
+            }
         }
         const int64_t co0 = pan0 * mr, nco = cc_min64(npan * mr, p->cog - co0);
         for (int64_t i = 0; i < nco; ++i) {
@@ -164,6 +171,11 @@ static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, c
         for (int64_t jp = 0; jp < nqp; ++jp) {
             const int64_t q0 = jp * nr, nq = cc_min64(nr, npos - q0);
             const IG_T *bpan = bp + jp * kcc * nr;
+            /* a partial micro-panel runs as many vectors as its columns
+             * need (a 14x14 image's 196 positions: 4 x 48 + 16 columns,
+             * not 5 x 48), straight into the output when they fill them */
+            const int nv = (int)cc_ceil_div(nq, kern->lanes);
+            const int narrow = nv * kern->lanes < nr;
             for (int64_t ip = 0; ip < npan; ++ip) {
                 const int64_t co = (pan0 + ip) * mr, nm = cc_min64(mr, p->cog - co);
                 const IG_T *apan = ap + ((gi * p->mpan + pan0 + ip) * p->K + pc) * mr;
@@ -171,8 +183,13 @@ static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, c
                 const IG_T *brow = bias ? bias + gi * p->cog + co : NULL;
                 if (nm == mr && nq == nr) {
                     kern->ukr(kcc, apan, bpan, c, plane, first, brow);
+                } else if (nm == mr && narrow && nv * kern->lanes == nq) {
+                    kern->ukrn(nv, kcc, apan, bpan, c, plane, first, brow);
                 } else {
-                    kern->ukr(kcc, apan, bpan, tile, nr, 1, NULL);
+                    if (narrow)
+                        kern->ukrn(nv, kcc, apan, bpan, tile, nr, 1, NULL);
+                    else
+                        kern->ukr(kcc, apan, bpan, tile, nr, 1, NULL);
                     for (int64_t i = 0; i < nm; ++i)
                         for (int64_t j = 0; j < nq; ++j) {
                             const IG_T prev = first ? (brow ? brow[i] : (IG_T)0) : c[i * plane + j];

@@ -5,17 +5,17 @@
 #include "igemm.h"
 #include "simd_isa.h"
 
-static const ig_kern_f32 ig32_scalar = {IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukri_f32_scalar, cc_ig_packr_f32_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1, cc_ig_ukrw_f32_scalar, cc_ig_wtin_f32_scalar, cc_ig_wtout_f32_scalar, cc_ig_rows_f32_scalar};
-static const ig_kern_f64 ig64_scalar = {IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f64_scalar, cc_ig_ukri_f64_scalar, cc_ig_packr_f64_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1, cc_ig_ukrw_f64_scalar, cc_ig_wtin_f64_scalar, cc_ig_wtout_f64_scalar, cc_ig_rows_f64_scalar};
+static const ig_kern_f32 ig32_scalar = {IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukri_f32_scalar, cc_ig_packr_f32_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1, cc_ig_ukrw_f32_scalar, cc_ig_wtin_f32_scalar, cc_ig_wtout_f32_scalar, cc_ig_rows_f32_scalar, cc_ig_ukrn_f32_scalar, cc_ig_ukrin_f32_scalar};
+static const ig_kern_f64 ig64_scalar = {IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f64_scalar, cc_ig_ukri_f64_scalar, cc_ig_packr_f64_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1, cc_ig_ukrw_f64_scalar, cc_ig_wtin_f64_scalar, cc_ig_wtout_f64_scalar, cc_ig_rows_f64_scalar, cc_ig_ukrn_f64_scalar, cc_ig_ukrin_f64_scalar};
 #if defined(CC_HAVE_X86_SIMD)
-static const ig_kern_f32 ig32_avx2 = {IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, cc_ig_ukri_f32_avx2, cc_ig_packr_f32_avx2, IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, cc_ig_wtin_f32_avx2, cc_ig_wtout_f32_avx2, cc_ig_rows_f32_avx2};
-static const ig_kern_f64 ig64_avx2 = {IG_MR_AVX2, IG_NV_AVX2 * 4, cc_ig_ukr_f64_avx2, cc_ig_ukri_f64_avx2, cc_ig_packr_f64_avx2, IG_MRW_AVX2, IG_NRW_AVX2, 4, cc_ig_ukrw_f64_avx2, cc_ig_wtin_f64_avx2, cc_ig_wtout_f64_avx2, cc_ig_rows_f64_avx2};
-static const ig_kern_f32 ig32_avx512 = {IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, cc_ig_ukri_f32_avx512, cc_ig_packr_f32_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, cc_ig_wtin_f32_avx512, cc_ig_wtout_f32_avx512, cc_ig_rows_f32_avx512};
-static const ig_kern_f64 ig64_avx512 = {IG_MR_AVX512, IG_NV_AVX512 * 8, cc_ig_ukr_f64_avx512, cc_ig_ukri_f64_avx512, cc_ig_packr_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, cc_ig_ukrw_f64_avx512, cc_ig_wtin_f64_avx512, cc_ig_wtout_f64_avx512, cc_ig_rows_f64_avx512};
+static const ig_kern_f32 ig32_avx2 = {IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, cc_ig_ukri_f32_avx2, cc_ig_packr_f32_avx2, IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, cc_ig_wtin_f32_avx2, cc_ig_wtout_f32_avx2, cc_ig_rows_f32_avx2, cc_ig_ukrn_f32_avx2, cc_ig_ukrin_f32_avx2};
+static const ig_kern_f64 ig64_avx2 = {IG_MR_AVX2, IG_NV_AVX2 * 4, cc_ig_ukr_f64_avx2, cc_ig_ukri_f64_avx2, cc_ig_packr_f64_avx2, IG_MRW_AVX2, IG_NRW_AVX2, 4, cc_ig_ukrw_f64_avx2, cc_ig_wtin_f64_avx2, cc_ig_wtout_f64_avx2, cc_ig_rows_f64_avx2, cc_ig_ukrn_f64_avx2, cc_ig_ukrin_f64_avx2};
+static const ig_kern_f32 ig32_avx512 = {IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, cc_ig_ukri_f32_avx512, cc_ig_packr_f32_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, cc_ig_wtin_f32_avx512, cc_ig_wtout_f32_avx512, cc_ig_rows_f32_avx512, cc_ig_ukrn_f32_avx512, cc_ig_ukrin_f32_avx512};
+static const ig_kern_f64 ig64_avx512 = {IG_MR_AVX512, IG_NV_AVX512 * 8, cc_ig_ukr_f64_avx512, cc_ig_ukri_f64_avx512, cc_ig_packr_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, cc_ig_ukrw_f64_avx512, cc_ig_wtin_f64_avx512, cc_ig_wtout_f64_avx512, cc_ig_rows_f64_avx512, cc_ig_ukrn_f64_avx512, cc_ig_ukrin_f64_avx512};
 #endif
 #if defined(__aarch64__)
-static const ig_kern_f32 ig32_neon = {IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, cc_ig_ukri_f32_neon, cc_ig_packr_f32_neon, IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, cc_ig_wtin_f32_neon, cc_ig_wtout_f32_neon, cc_ig_rows_f32_neon};
-static const ig_kern_f64 ig64_neon = {IG_MR_NEON, IG_NV_NEON * 2, cc_ig_ukr_f64_neon, cc_ig_ukri_f64_neon, cc_ig_packr_f64_neon, IG_MRW_NEON, IG_NRW_NEON, 2, cc_ig_ukrw_f64_neon, cc_ig_wtin_f64_neon, cc_ig_wtout_f64_neon, cc_ig_rows_f64_neon};
+static const ig_kern_f32 ig32_neon = {IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, cc_ig_ukri_f32_neon, cc_ig_packr_f32_neon, IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, cc_ig_wtin_f32_neon, cc_ig_wtout_f32_neon, cc_ig_rows_f32_neon, cc_ig_ukrn_f32_neon, cc_ig_ukrin_f32_neon};
+static const ig_kern_f64 ig64_neon = {IG_MR_NEON, IG_NV_NEON * 2, cc_ig_ukr_f64_neon, cc_ig_ukri_f64_neon, cc_ig_packr_f64_neon, IG_MRW_NEON, IG_NRW_NEON, 2, cc_ig_ukrw_f64_neon, cc_ig_wtin_f64_neon, cc_ig_wtout_f64_neon, cc_ig_rows_f64_neon, cc_ig_ukrn_f64_neon, cc_ig_ukrin_f64_neon};
 #endif
 
 /* Indexed by cc_isa; NULL where this build has no such kernels. */

@@ -6,6 +6,8 @@
 #define IG_NV IG_NV_NEON
 #define IG_NAME cc_ig_ukr_f32_neon
 #define IG_NAMEI cc_ig_ukri_f32_neon
+#define IG_NAMEN cc_ig_ukrn_f32_neon
+#define IG_NAMEIN cc_ig_ukrin_f32_neon
 #define IG_PACKR cc_ig_packr_f32_neon
 #define IG_MRW IG_MRW_NEON
 #define IG_NRW IG_NRW_NEON

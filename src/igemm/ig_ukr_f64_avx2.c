@@ -7,6 +7,8 @@
 #define IG_NV IG_NV_AVX2
 #define IG_NAME cc_ig_ukr_f64_avx2
 #define IG_NAMEI cc_ig_ukri_f64_avx2
+#define IG_NAMEN cc_ig_ukrn_f64_avx2
+#define IG_NAMEIN cc_ig_ukrin_f64_avx2
 #define IG_PACKR cc_ig_packr_f64_avx2
 #define IG_MRW IG_MRW_AVX2
 #define IG_NRW IG_NRW_AVX2

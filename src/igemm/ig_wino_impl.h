@@ -172,11 +172,18 @@ int IW_FN(cc_conv_fwd_wino_)(const cc_geom *g, const IG_T *x, const IG_T *w, con
             iw_run runs[IW_NR_MAX];
             const int nruns = iw_panel_runs(g, &p, pb * nr, runs);
             IW_FN(iw_input_)(g, &p, kern, x, gi, runs, nruns, vb, es);
+            /* the batch's last panel: as many vectors as its tiles need */
+            const int nv = (int)cc_ceil_div(cc_min64(nr, p.ttotal - pb * nr), kern->lanes);
             for (int xi = 0; xi < 16; ++xi) {
                 const IG_T *apx = ap + (gi * 16 + xi) * mpad * p.cig;
-                for (int64_t ip = 0; ip < p.mpan; ++ip)
-                    kern->ukr(p.cig, apx + ip * p.mr * p.cig, vb + xi * p.cig * nr,
-                              mb + (xi * mpad + ip * p.mr) * nr, nr, 1, NULL);
+                for (int64_t ip = 0; ip < p.mpan; ++ip) {
+                    const IG_T *apan = apx + ip * p.mr * p.cig, *bpan = vb + xi * p.cig * nr;
+                    IG_T *m = mb + (xi * mpad + ip * p.mr) * nr;
+                    if (nv * kern->lanes < nr)
+                        kern->ukrn(nv, p.cig, apan, bpan, m, nr, 1, NULL);
+                    else
+                        kern->ukr(p.cig, apan, bpan, m, nr, 1, NULL);
+                }
             }
             IW_FN(iw_output_)(g, &p, kern, mb, bias, gi, runs, nruns, y, es);
         }

@@ -34,6 +34,20 @@ typedef void (*ig_ukri_f32)(int64_t kc, const float *a, const float *b, const in
 typedef void (*ig_ukri_f64)(int64_t kc, const double *a, const double *b, const int64_t *boff,
                             double *c, int64_t ldc, int first, const double *bias);
 
+/* ukr and ukri over the first nv vectors of columns only (1 <= nv <= NR /
+ * lanes; nv * lanes columns of c written): a panel's partial last
+ * micro-tile.  b rows are still NR apart in the packed form. */
+typedef void (*ig_ukrn_f32)(int nv, int64_t kc, const float *a, const float *b, float *c,
+                            int64_t ldc, int first, const float *bias);
+typedef void (*ig_ukrn_f64)(int nv, int64_t kc, const double *a, const double *b, double *c,
+                            int64_t ldc, int first, const double *bias);
+typedef void (*ig_ukrin_f32)(int nv, int64_t kc, const float *a, const float *b,
+                             const int64_t *boff, float *c, int64_t ldc, int first,
+                             const float *bias);
+typedef void (*ig_ukrin_f64)(int nv, int64_t kc, const double *a, const double *b,
+                             const int64_t *boff, double *c, int64_t ldc, int first,
+                             const double *bias);
+
 /* Packs a B micro-panel of NR positions that lie in runs of consecutive
  * band elements: row k of dst (NR wide) gets
  *   dst[k * NR + j] = band[boff[k] + roff[r] + j]   for rst[r] <= j < rst[r+1]
@@ -91,6 +105,8 @@ typedef struct ig_kern_f32 {
     ig_wtin_f32 wtin;
     ig_wtout_f32 wtout;
     ig_rows_f32 rows;
+    ig_ukrn_f32 ukrn;
+    ig_ukrin_f32 ukrin;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -103,6 +119,8 @@ typedef struct ig_kern_f64 {
     ig_wtin_f64 wtin;
     ig_wtout_f64 wtout;
     ig_rows_f64 rows;
+    ig_ukrn_f64 ukrn;
+    ig_ukrin_f64 ukrin;
 } ig_kern_f64;
 
 /* The kernels of the current instruction set. */
@@ -139,7 +157,17 @@ IG_HIDDEN const ig_kern_f64 *cc_ig_kern_f64(void);
     IG_HIDDEN void cc_ig_rows_f32_##ISA(int64_t, int64_t, const float *, int64_t, float *, \
                                         int64_t, int, float);                           \
     IG_HIDDEN void cc_ig_rows_f64_##ISA(int64_t, int64_t, const double *, int64_t,        \
-                                        double *, int64_t, int, double);
+                                        double *, int64_t, int, double);                \
+    IG_HIDDEN void cc_ig_ukrn_f32_##ISA(int, int64_t, const float *, const float *, float *, \
+                                        int64_t, int, const float *);                   \
+    IG_HIDDEN void cc_ig_ukrn_f64_##ISA(int, int64_t, const double *, const double *,     \
+                                        double *, int64_t, int, const double *);        \
+    IG_HIDDEN void cc_ig_ukrin_f32_##ISA(int, int64_t, const float *, const float *,      \
+                                         const int64_t *, float *, int64_t, int,        \
+                                         const float *);                                \
+    IG_HIDDEN void cc_ig_ukrin_f64_##ISA(int, int64_t, const double *, const double *,    \
+                                         const int64_t *, double *, int64_t, int,       \
+                                         const double *);
 IG_DECL(scalar)
 IG_DECL(avx2)
 IG_DECL(avx512)

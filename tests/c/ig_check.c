@@ -7,7 +7,9 @@
  * kernel (rows narrower and wider than a vector, every tail length); the
  * Winograd F(2x2, 3x3) input and output transforms (runs of 1-40 tiles,
  * every tail length) against the matrix products B^T d B and A^T M A
- * formed here; the row copy of the band and the direct mode's output.
+ * formed here; the row copy of the band and the direct mode's output; the
+ * kernels reading the band in place (ukri) and those of a partial last
+ * micro-tile (ukrn, ukrin: the first nv vectors of columns).
  *
  *   ig_check [iterations] [seed]     exit status 0 when all pass
  *
@@ -42,28 +44,34 @@ typedef struct {
     ig_wtout_f64 to64;
     ig_rows_f32 rw32;
     ig_rows_f64 rw64;
+    ig_ukri_f32 i32;
+    ig_ukri_f64 i64;
+    ig_ukrn_f32 n32;
+    ig_ukrn_f64 n64;
+    ig_ukrin_f32 in32;
+    ig_ukrin_f64 in64;
 } isa_t;
 
 static const isa_t isas[] = {
     {"scalar", IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukr_f64_scalar,
      cc_ig_packr_f32_scalar, cc_ig_packr_f64_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1,
      cc_ig_ukrw_f32_scalar, cc_ig_ukrw_f64_scalar, cc_ig_wtin_f32_scalar, cc_ig_wtin_f64_scalar, cc_ig_wtout_f32_scalar, cc_ig_wtout_f64_scalar,
-     cc_ig_rows_f32_scalar, cc_ig_rows_f64_scalar},
+     cc_ig_rows_f32_scalar, cc_ig_rows_f64_scalar, cc_ig_ukri_f32_scalar, cc_ig_ukri_f64_scalar, cc_ig_ukrn_f32_scalar, cc_ig_ukrn_f64_scalar, cc_ig_ukrin_f32_scalar, cc_ig_ukrin_f64_scalar},
 #if defined(CC_HAVE_X86_SIMD)
     {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL, cc_ig_packr_f32_avx2, NULL,
-     IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, NULL, cc_ig_wtin_f32_avx2, NULL, cc_ig_wtout_f32_avx2, NULL, cc_ig_rows_f32_avx2, NULL},
+     IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, NULL, cc_ig_wtin_f32_avx2, NULL, cc_ig_wtout_f32_avx2, NULL, cc_ig_rows_f32_avx2, NULL, cc_ig_ukri_f32_avx2, NULL, cc_ig_ukrn_f32_avx2, NULL, cc_ig_ukrin_f32_avx2, NULL},
     {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2, NULL, cc_ig_packr_f64_avx2,
-     IG_MRW_AVX2, IG_NRW_AVX2, 4, NULL, cc_ig_ukrw_f64_avx2, NULL, cc_ig_wtin_f64_avx2, NULL, cc_ig_wtout_f64_avx2, NULL, cc_ig_rows_f64_avx2},
+     IG_MRW_AVX2, IG_NRW_AVX2, 4, NULL, cc_ig_ukrw_f64_avx2, NULL, cc_ig_wtin_f64_avx2, NULL, cc_ig_wtout_f64_avx2, NULL, cc_ig_rows_f64_avx2, NULL, cc_ig_ukri_f64_avx2, NULL, cc_ig_ukrn_f64_avx2, NULL, cc_ig_ukrin_f64_avx2},
     {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, NULL, cc_ig_packr_f32_avx512,
-     NULL, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, NULL, cc_ig_wtin_f32_avx512, NULL, cc_ig_wtout_f32_avx512, NULL, cc_ig_rows_f32_avx512, NULL},
+     NULL, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, NULL, cc_ig_wtin_f32_avx512, NULL, cc_ig_wtout_f32_avx512, NULL, cc_ig_rows_f32_avx512, NULL, cc_ig_ukri_f32_avx512, NULL, cc_ig_ukrn_f32_avx512, NULL, cc_ig_ukrin_f32_avx512, NULL},
     {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 8, NULL, cc_ig_ukr_f64_avx512, NULL,
-     cc_ig_packr_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, NULL, cc_ig_ukrw_f64_avx512, NULL, cc_ig_wtin_f64_avx512, NULL, cc_ig_wtout_f64_avx512, NULL, cc_ig_rows_f64_avx512},
+     cc_ig_packr_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, NULL, cc_ig_ukrw_f64_avx512, NULL, cc_ig_wtin_f64_avx512, NULL, cc_ig_wtout_f64_avx512, NULL, cc_ig_rows_f64_avx512, NULL, cc_ig_ukri_f64_avx512, NULL, cc_ig_ukrn_f64_avx512, NULL, cc_ig_ukrin_f64_avx512},
 #endif
 #if defined(__aarch64__)
     {"neon", IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, NULL, cc_ig_packr_f32_neon, NULL,
-     IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, NULL, cc_ig_wtin_f32_neon, NULL, cc_ig_wtout_f32_neon, NULL, cc_ig_rows_f32_neon, NULL},
+     IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, NULL, cc_ig_wtin_f32_neon, NULL, cc_ig_wtout_f32_neon, NULL, cc_ig_rows_f32_neon, NULL, cc_ig_ukri_f32_neon, NULL, cc_ig_ukrn_f32_neon, NULL, cc_ig_ukrin_f32_neon, NULL},
     {"neon", IG_MR_NEON, IG_NV_NEON * 2, NULL, cc_ig_ukr_f64_neon, NULL, cc_ig_packr_f64_neon,
-     IG_MRW_NEON, IG_NRW_NEON, 2, NULL, cc_ig_ukrw_f64_neon, NULL, cc_ig_wtin_f64_neon, NULL, cc_ig_wtout_f64_neon, NULL, cc_ig_rows_f64_neon},
+     IG_MRW_NEON, IG_NRW_NEON, 2, NULL, cc_ig_ukrw_f64_neon, NULL, cc_ig_wtin_f64_neon, NULL, cc_ig_wtout_f64_neon, NULL, cc_ig_rows_f64_neon, NULL, cc_ig_ukri_f64_neon, NULL, cc_ig_ukrn_f64_neon, NULL, cc_ig_ukrin_f64_neon},
 #endif
 };
 
@@ -117,6 +125,67 @@ static int check(const isa_t *isa, int f64, int64_t kc, int64_t ldc, int first, 
         printf("FAIL %s %s kc=%lld ldc=%lld first=%d bias=%d err=%g tol=%g\n", isa->name,
                f64 ? "f64" : "f32", (long long)kc, (long long)ldc, first, with_bias, worst, tol);
     free(a); free(b); free(c0); free(bias); free(ref); free(ct); free(at); free(bt); free(biast);
+    return bad;
+}
+
+/* ukrn / ukrin (the first nv vectors of columns) and ukri (all of them, b
+ * read in place): against a naive product over those columns, b rows at
+ * random offsets of a band (ukri, ukrin) or NR apart (ukrn); c's columns
+ * past nv * lanes must be untouched. */
+static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int first, int with_bias)
+{
+    const int mr = isa->mr, nr = isa->nr, nvmax = nr / isa->lanes;
+    const int ncol = nv >= nvmax ? nr : nv * isa->lanes;
+    const int64_t ldc = nr + ri(0, 20), nband = kc * nr + 64;
+    const size_t es = f64 ? 8 : 4;
+    double *a = malloc(sizeof(double) * (size_t)(kc * mr)), *band = malloc(sizeof(double) * (size_t)nband);
+    double *ref = malloc(sizeof(double) * (size_t)(mr * ldc)), *bias = malloc(sizeof(double) * (size_t)mr);
+    int64_t *boff = malloc(sizeof(int64_t) * (size_t)kc);
+    char *at = malloc(es * (size_t)(kc * mr)), *bt = malloc(es * (size_t)nband);
+    char *ct = malloc(es * (size_t)(mr * ldc)), *biast = malloc(es * (size_t)mr);
+    if (!a || !band || !ref || !bias || !boff || !at || !bt || !ct || !biast) { fprintf(stderr, "out of memory\n"); exit(2); }
+#define PUT(buf, i, v) do { if (f64) ((double *)(buf))[i] = (v); else ((float *)(buf))[i] = (float)(v); } while (0)
+#define GET(buf, i) (f64 ? ((double *)(buf))[i] : (double)((float *)(buf))[i])
+    for (int64_t i = 0; i < kc * mr; i++) { PUT(at, i, ru()); a[i] = GET(at, i); }
+    for (int64_t i = 0; i < nband; i++) { PUT(bt, i, ru()); band[i] = GET(bt, i); }
+    for (int i = 0; i < mr; i++) { PUT(biast, i, ru()); bias[i] = GET(biast, i); }
+    for (int64_t k = 0; k < kc; k++) boff[k] = ind ? ri(0, nband - nr) : k * nr;
+    for (int64_t i = 0; i < mr * ldc; i++) { PUT(ct, i, ru()); ref[i] = GET(ct, i); }
+    double scale = 1;
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < ncol; j++) {
+            double sum = 0;
+            for (int64_t k = 0; k < kc; k++) sum += a[k * mr + i] * band[boff[k] + j];
+            double *v = &ref[i * ldc + j];
+            *v = first ? sum + (with_bias ? bias[i] : 0.0) : *v + sum;
+            if (fabs(*v) > scale) scale = fabs(*v);
+        }
+    const void *bi = with_bias ? biast : NULL;
+    if (f64) {
+        if (!ind) isa->n64(nv, kc, (double *)at, (double *)bt, (double *)ct, ldc, first, bi);
+        else if (nv >= nvmax) isa->i64(kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
+        else isa->in64(nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
+    } else {
+        if (!ind) isa->n32(nv, kc, (float *)at, (float *)bt, (float *)ct, ldc, first, bi);
+        else if (nv >= nvmax) isa->i32(kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
+        else isa->in32(nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
+    }
+    double worst = 0;
+    for (int64_t i = 0; i < mr * ldc; i++) {
+        const double got = GET(ct, i);
+        double e = fabs(got - ref[i]);
+        if (i % ldc >= ncol && got != ref[i]) e = INFINITY; /* past the columns: untouched */
+        if (e > worst) worst = e;
+    }
+#undef PUT
+#undef GET
+    const double tol = (f64 ? 1e-14 : 2e-6) * (double)(kc + 1) * (scale + 1);
+    const int bad = !(worst <= tol);
+    if (bad)
+        printf("FAIL %s %s %s nv=%d kc=%lld ldc=%lld first=%d bias=%d err=%g tol=%g\n",
+               ind ? (nv >= nvmax ? "ukri" : "ukrin") : "ukrn", isa->name, f64 ? "f64" : "f32", nv,
+               (long long)kc, (long long)ldc, first, with_bias, worst, tol);
+    free(a); free(band); free(ref); free(bias); free(boff); free(at); free(bt); free(ct); free(biast);
     return bad;
 }
 
@@ -373,7 +442,9 @@ int main(int argc, char **argv)
                 failures += check_w(&isas[i], f64, ri(1, 6), it < 40 ? it + 1 : ri(1, 70));
                 failures += check_wt(&isas[i], f64, it < 40 ? it + 1 : ri(1, 40));
                 failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
-                checks += 5;
+                failures += check_n(&isas[i], f64, ri(1, 200), (int)ri(0, 1),
+                                    (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
+                checks += 6;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
