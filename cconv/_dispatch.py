@@ -129,6 +129,14 @@ def select(p, xp, backend: Any = None, need_backward: bool = False, op: str = "f
         if reason is not None:
             raise ValueError(f"backend={b.value!r} cannot run this convolution: {reason}")
         hit = (b, backend_module(b))
+        if b is not Backend.EMPTY and why_not(Backend.EMPTY, p, xp, need_backward) is None:
+            # nothing to compute (a zero batch, zero channels, an empty
+            # result): whatever the backend, the result is EMPTY's zeros
+            # and bias.  The kernels' argument checks size the bias by the
+            # result's channels, which an empty input sets to 0 as ATen
+            # does: forcing GEMM on a (3, 0, 5) input with a bias of 3
+            # raised "b: expected 0 elements"
+            hit = (b, backend_module(Backend.EMPTY))
     else:
         for b in BACKEND_ORDER:
             if why_not(b, p, xp, need_backward) is None and _auto_ok(b, p):

@@ -626,6 +626,30 @@ def test_zero_input_channels(nsp, dtype):
     assert gb.shape == (4,) and not gb.any() and gb.dtype == np.dtype(dtype)
 
 
+@pytest.mark.parametrize("backend", [None, "gemm", "empty"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+def test_zero_input_channels_with_bias_any_backend(nsp, dtype, backend):
+    """A bias with an empty input (found by a fuzz against torch): the result
+    is ATen's (N, 0, *out) whichever backend is forced; forcing GEMM raised
+    "b: expected 0 elements for this geometry, got 3".  A zero batch with a
+    bias: the empty result, and the gradients' zeros."""
+    rng = np.random.default_rng(nsp)
+    f = {1: cconv.conv1d, 2: cconv.conv2d, 3: cconv.conv3d}[nsp]
+    x = np.zeros((3, 0) + (5,) * nsp, dtype)
+    w = np.zeros((3, 0) + (3,) * nsp, dtype)
+    b = rng.standard_normal(3).astype(dtype)
+    y = f(x, w, b, padding=1, dilation=2, backend=backend)
+    assert y.shape == (3, 0) + (3,) * nsp and y.dtype == np.dtype(dtype)
+    x0 = rng.standard_normal((0, 2) + (5,) * nsp).astype(dtype)
+    w0 = rng.standard_normal((3, 2) + (3,) * nsp).astype(dtype)
+    y0 = f(x0, w0, b, backend=backend)
+    assert y0.shape == (0, 3) + (3,) * nsp
+    gi, gw, gb = cconv.convolution_backward(np.zeros(y0.shape, dtype), x0, w0, [3], 1, 0, 1, False,
+                                            0, 1, [True] * 3, backend=backend)
+    assert gi.shape == x0.shape and gw.shape == w0.shape and not gw.any() and not gb.any()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.complex128])
 def test_transposed_zero_output_channels(dtype):
     # a transposed weight with no output channels is an error in PyTorch
