@@ -36,6 +36,9 @@ extern "C" {
 #define CC_OK 0
 #define CC_ERR_NOMEM (-1)
 #define CC_ERR_ARG (-2)
+/* internal (never returned to Python): a checked Winograd forward saw a NaN
+ * or an infinity and stopped (gemm_conv_impl.h then runs the implicit GEMM) */
+#define CC_NONFINITE (-3)
 
 typedef struct cc_geom {
     int64_t batch;
@@ -121,6 +124,14 @@ int cc_conv_fwd_wino_f32(const cc_geom *g, const float *x, const float *w,
 int cc_conv_fwd_wino_f64(const cc_geom *g, const double *x, const double *w,
                          const double *bias, double *y, void *ws, int64_t ws_bytes,
                          int nthreads);
+/* The same, stopping with CC_NONFINITE (y partly written) at a NaN or an
+ * infinity in w or in the input values the tiles read. */
+int cc_conv_fwd_wino_checked_f32(const cc_geom *g, const float *x, const float *w,
+                                 const float *bias, float *y, void *ws, int64_t ws_bytes,
+                                 int nthreads);
+int cc_conv_fwd_wino_checked_f64(const cc_geom *g, const double *x, const double *w,
+                                 const double *bias, double *y, void *ws, int64_t ws_bytes,
+                                 int nthreads);
 
 /* Weight gradient reading the band in place (src/igemm) for grouped
  * convolutions with few output channels per group and output rows of at

@@ -2,6 +2,7 @@
  * transposed convolution and the plain one's grad_input) and the weight
  * gradient (im2col + GEMM accumulated over the batch), float32 and float64.
  * The bodies are gemm_conv_impl.h; the work split is gemm_plan.h. */
+#include <stdlib.h>
 #include <string.h>
 #include "omp_compat.h"
 

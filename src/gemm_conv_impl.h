@@ -167,8 +167,23 @@ int CC_FN(cc_conv_fwd_)(const cc_geom *g, const CC_T *x, const CC_T *w,
     const int m = cc_conv_fwd_method(g, nthreads, (int64_t)sizeof(CC_T));
     if (m == CC_FWD_IGEMM)
         return CC_FN(cc_conv_fwd_igemm_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
-    if (m == CC_FWD_WINO)
-        return CC_FN(cc_conv_fwd_wino_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
+    if (m == CC_FWD_WINO) {
+        /* Winograd's transforms turn an infinity into inf - inf = NaN and
+         * spread a NaN over whole tiles: where w or x holds one, the
+         * implicit GEMM gives the direct product's pattern (PyTorch's).
+         * The checked forward stops there; the implicit GEMM's workspace is
+         * its own, taken on this rare path. */
+        const int r = CC_FN(cc_conv_fwd_wino_checked_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
+        if (r != CC_NONFINITE) return r;
+        const int64_t need = cc_conv_fwd_igemm_workspace(g, nthreads, (int64_t)sizeof(CC_T));
+        if (need < 0) /* (no implicit GEMM for this geometry: Winograd's values) */
+            return CC_FN(cc_conv_fwd_wino_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
+        void *ws2 = malloc((size_t)need);
+        if (!ws2) return CC_ERR_NOMEM;
+        const int r2 = CC_FN(cc_conv_fwd_igemm_)(g, x, w, bias, y, ws2, need, nthreads);
+        free(ws2);
+        return r2;
+    }
     if (m == CC_FWD_SHIFT)
         return CC_FN(cc_conv_fwd_shift_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
     cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);

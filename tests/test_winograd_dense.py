@@ -254,3 +254,40 @@ def test_finite_differences_float64():
     d = (cconv.conv2d(x + eps * v, w, padding=1) - cconv.conv2d(x - eps * v, w, padding=1)) / (2 * eps)
     exact = cconv.conv2d(v, w, padding=1)  # linear in x
     assert np.abs(d - exact).max() / np.abs(exact).max() < 1e-8
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("what", ["x_inf", "x_nan", "x_both_infs", "w_inf_edge", "w_nan", "bias_inf"])
+def test_nonfinite_values_give_the_direct_pattern(what, dtype):
+    """NaN and infinity where the forward picks Winograd: its transforms
+    turn inf into inf - inf = NaN and spread a NaN over whole tiles (found
+    by a fuzz against torch: 2019 NaN against torch's 253 on a 36-channel
+    38x39 layer); with a non-finite x or w the implicit GEMM runs instead,
+    and the NaN and +-inf positions are the reference's."""
+    rng = np.random.default_rng(zlib.crc32(f"nonfinite {what} {np.dtype(dtype).name}".encode()))
+    x = rng.standard_normal((1, 64, 56, 57)).astype(dtype)
+    w = rng.standard_normal((48, 64, 3, 3)).astype(dtype)
+    b = rng.standard_normal(48).astype(dtype)
+    assert _method(x.shape, w.shape, 1, 1, dtype) == "winograd"
+    if what == "x_inf":
+        x[0, 3, 10, 20] = np.inf
+    elif what == "x_nan":
+        x[0, 5, 0, 7] = np.nan
+    elif what == "x_both_infs":
+        x[0, 3, 10, 20], x[0, 4, 10, 21] = np.inf, -np.inf
+    elif what == "w_inf_edge":  # a corner tap: inf x the zero padding is NaN, as in torch
+        w[7, 2, 0, 0] = -np.inf
+    elif what == "w_nan":
+        w[9, 60, 1, 2] = np.nan
+    else:
+        b[5] = np.inf
+    y = cconv.conv2d(x, w, b, padding=1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), 1, 1)
+    for name, test in (("NaN", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
+        got, want = test(y), test(r)
+        assert (got == want).all(), (
+            f"{what}: {name} at {int(got.sum())} places, the reference at {int(want.sum())}")
+    fin = np.isfinite(r)
+    assert fin.sum() > 0.5 * r.size
+    assert np.allclose(y[fin], r[fin], rtol=1e-3 if dtype == np.float32 else 1e-10, atol=1e-3)

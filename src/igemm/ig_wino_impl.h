@@ -13,10 +13,16 @@
  * panels; per input channel the MR rows' 16 values are made first, so the
  * stores are 16 sequential streams of MR values (a row at a time wrote 16
  * streams at a stride of MR). */
-static void IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w, IG_T *ap) {
+/* A value outside [-max, max]: NaN or an infinity. */
+#define IW_BAD(v) (!((v) >= -IW_FMAX && (v) <= IW_FMAX))
+#define IW_FMAX ((IG_T)(sizeof(IG_T) == 4 ? FLT_MAX : DBL_MAX))
+
+/* Returns 1 when a weight is NaN or infinite (the transform is done anyway). */
+static int IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w, IG_T *ap) {
     const int64_t cig = p->cig, cog = p->cog, mr = p->mr, mpan = p->mpan;
     const int64_t panels = g->groups * mpan;
-#pragma omp parallel for schedule(static) num_threads(p->nt) if (p->nt > 1)
+    int bad = 0;
+#pragma omp parallel for schedule(static) num_threads(p->nt) if (p->nt > 1) reduction(| : bad)
     for (int64_t pi = 0; pi < panels; ++pi) {
         const int64_t gi = pi / mpan, ip = pi % mpan;
         for (int64_t ci = 0; ci < cig; ++ci) {
@@ -31,6 +37,7 @@ static void IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w,
                 IG_T t[4][3]; /* G g: rows 0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */
                 for (int c = 0; c < 3; ++c) {
                     const IG_T a0 = k[c], a1 = k[3 + c], a2 = k[6 + c];
+                    bad |= IW_BAD(a0) | IW_BAD(a1) | IW_BAD(a2);
                     t[0][c] = a0;
                     t[1][c] = (IG_T)0.5 * (a0 + a1 + a2);
                     t[2][c] = (IG_T)0.5 * (a0 - a1 + a2);
@@ -50,6 +57,7 @@ static void IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w,
             }
         }
     }
+    return bad;
 }
 
 /* The transformed input of a panel (its runs, iw_panel_runs) for group gi:
@@ -59,9 +67,10 @@ static void IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w,
  * tile q is element q + c / 2 of phase c % 2, and the instruction set's
  * kernel (ig_wtr.inc) transforms the run.  es: 8 split rows of tw + 2
  * elements. */
-static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
-                             const IG_T *x, int64_t gi, const iw_run *runs, int nruns,
-                             IG_T *vb, IG_T *es) {
+static int IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
+                            const IG_T *x, int64_t gi, const iw_run *runs, int nruns,
+                            IG_T *vb, IG_T *es) {
+    int bad = 0; /* an input value read is NaN or infinite */
     const int64_t H = g->in[1], W = g->in[2], nr = p->nr, cig = p->cig;
     const int64_t pt = g->pad[1], dh = p->dh, dw = p->dw, sl = p->tw + 2;
     const int64_t vs = cig * nr; /* between xi */
@@ -84,14 +93,17 @@ static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T
                     if (q == qlo) {
                         const IG_T *s0 = row + c0;
                         for (; q < qhi; ++q) {
-                            e[q] = s0[2 * dw * q];
-                            o[q] = s0[2 * dw * q + dw];
+                            const IG_T ev = s0[2 * dw * q], ov = s0[2 * dw * q + dw];
+                            e[q] = ev;
+                            o[q] = ov;
+                            bad |= IW_BAD(ev) | IW_BAD(ov);
                         }
                         if (q > nq) break;
                     }
                     const int64_t c = c0 + 2 * dw * q;
                     e[q] = c >= 0 && c < W ? row[c] : (IG_T)0;
                     o[q] = c + dw >= 0 && c + dw < W ? row[c + dw] : (IG_T)0;
+                    bad |= IW_BAD(e[q]) | IW_BAD(o[q]);
                 }
             }
             kern->wtin(nq, es, sl, v + u->j0, vs);
@@ -99,6 +111,7 @@ static void IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T
         for (int64_t j = used; j < nr; ++j)
             for (int xi = 0; xi < 16; ++xi) v[xi * vs + j] = 0;
     }
+    return bad;
 }
 
 /* Y = A^T M A (+ bias) of a panel's runs into y, clipped at the image's
@@ -143,8 +156,10 @@ static void IW_FN(iw_output_)(const cc_geom *g, const iw_plan *p, const IG_KERN_
     }
 }
 
-int IW_FN(cc_conv_fwd_wino_)(const cc_geom *g, const IG_T *x, const IG_T *w, const IG_T *bias,
-                              IG_T *y, void *ws, int64_t ws_bytes, int nthreads) {
+/* check: return CC_NONFINITE as soon as a NaN or an infinity is seen in w
+ * or in the input values the tiles read (y is then partly written). */
+static int IW_FN(iw_fwd_)(const cc_geom *g, const IG_T *x, const IG_T *w, const IG_T *bias,
+                          IG_T *y, void *ws, int64_t ws_bytes, int nthreads, int check) {
     if (!cc_wino_applies(g)) return CC_ERR_ARG;
     if (g->batch == 0 || g->c_out == 0) return CC_OK;
     const IG_KERN_T *kern = IG_KERN();
@@ -158,8 +173,9 @@ int IW_FN(cc_conv_fwd_wino_)(const cc_geom *g, const IG_T *x, const IG_T *w, con
     IG_T *ap = (IG_T *)at;
     at += (uintptr_t)ig_round_up(p.ap_elems * es, 64);
     IG_T *slabs = (IG_T *)at;
-    IW_FN(iw_filter_)(g, &p, w, ap);
+    if (IW_FN(iw_filter_)(g, &p, w, ap) && check) return CC_NONFINITE;
     const int64_t mpad = p.mpan * p.mr, nr = p.nr;
+    int seen = 0; /* a non-finite input value (check) */
 #pragma omp parallel num_threads(p.nt) if (p.nt > 1)
     {
         const int tid = omp_get_thread_num();
@@ -168,10 +184,18 @@ int IW_FN(cc_conv_fwd_wino_)(const cc_geom *g, const IG_T *x, const IG_T *w, con
         IG_T *es = mb + p.mb_elems;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < p.items; ++it) {
+            int stop;
+#pragma omp atomic read
+            stop = seen;
+            if (stop) continue;
             const int64_t pb = it % p.npanels, gi = it / p.npanels;
             iw_run runs[IW_NR_MAX];
             const int nruns = iw_panel_runs(g, &p, pb * nr, runs);
-            IW_FN(iw_input_)(g, &p, kern, x, gi, runs, nruns, vb, es);
+            if (IW_FN(iw_input_)(g, &p, kern, x, gi, runs, nruns, vb, es) && check) {
+#pragma omp atomic write
+                seen = 1;
+                continue;
+            }
             /* the batch's last panel: as many vectors as its tiles need */
             const int nv = (int)cc_ceil_div(cc_min64(nr, p.ttotal - pb * nr), kern->lanes);
             for (int xi = 0; xi < 16; ++xi) {
@@ -188,9 +212,22 @@ int IW_FN(cc_conv_fwd_wino_)(const cc_geom *g, const IG_T *x, const IG_T *w, con
             IW_FN(iw_output_)(g, &p, kern, mb, bias, gi, runs, nruns, y, es);
         }
     }
-    return CC_OK;
+    return seen ? CC_NONFINITE : CC_OK;
 }
 
+int IW_FN(cc_conv_fwd_wino_)(const cc_geom *g, const IG_T *x, const IG_T *w, const IG_T *bias,
+                              IG_T *y, void *ws, int64_t ws_bytes, int nthreads) {
+    return IW_FN(iw_fwd_)(g, x, w, bias, y, ws, ws_bytes, nthreads, 0);
+}
+
+int IW_FN(cc_conv_fwd_wino_checked_)(const cc_geom *g, const IG_T *x, const IG_T *w,
+                                      const IG_T *bias, IG_T *y, void *ws, int64_t ws_bytes,
+                                      int nthreads) {
+    return IW_FN(iw_fwd_)(g, x, w, bias, y, ws, ws_bytes, nthreads, 1);
+}
+
+#undef IW_BAD
+#undef IW_FMAX
 #undef IW_FN
 #undef IW_CAT
 #undef IW_CAT2
