@@ -67,7 +67,8 @@ cdef extern from "transpose.h" nogil:
 
 cdef extern from "weight_adjoint.h" nogil:
     int cc_weight_adjoint(int64_t groups, int64_t cog, int64_t cig, int64_t kk,
-                          int64_t elsize, const void *src, void *dst, int nthreads)
+                          int64_t elsize, const void *src, void *dst, int nthreads,
+                          int *nonfinite)
 
 
 cdef bint _sized(str what, int64_t n, const unsigned char[::1] src,
@@ -96,13 +97,17 @@ def transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
 def weight_adjoint(int64_t groups, int64_t cog, int64_t cig, int64_t kk, int64_t elsize,
                    const unsigned char[::1] src, unsigned char[::1] dst, int nthreads):
     """dst[g][ci][co][kk-1-t] = src[g][co][ci][t] (raw bytes, elements of
-    elsize bytes): the weight of a stride-1 adjoint run as a forward."""
+    elsize bytes): the weight of a stride-1 adjoint run as a forward.
+    Returns False when an element (as a float of elsize bytes) is NaN or
+    infinite (kk > 1 only), else True."""
     if not _sized("weight_adjoint", groups * cog * cig * kk * elsize, src, dst):
-        return
+        return True
     cdef const void *ps = <const void *>&src[0]
     cdef void *pd = <void *>&dst[0]
     cdef int rc
+    cdef int bad = 0
     with nogil:
-        rc = cc_weight_adjoint(groups, cog, cig, kk, elsize, ps, pd, nthreads)
+        rc = cc_weight_adjoint(groups, cog, cig, kk, elsize, ps, pd, nthreads, &bad)
     if rc != CC_OK:
         raise ValueError(f"cconv: weight_adjoint cannot handle elements of {elsize} bytes")
+    return not bad

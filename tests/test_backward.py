@@ -987,11 +987,19 @@ def test_flipped_weight_matches_numpy(dtype, restore_threads):
         want = _weight_adjoint_ref(w, g)
         for nt in (1, 2, 3):
             cconv.set_num_threads(nt)
-            got = _flipped_weight(geom, w)
+            got, finite = _flipped_weight(geom, w)
             assert np.array_equal(got.reshape(want.shape), want), (shape, g, nt)
+            assert finite
         # a non-contiguous weight gives the same
         wf = np.asfortranarray(w)
-        assert np.array_equal(_flipped_weight(geom, wf).reshape(want.shape), want)
+        assert np.array_equal(_flipped_weight(geom, wf)[0].reshape(want.shape), want)
+        # a NaN or an infinity anywhere is reported (taps of one: not looked at)
+        for bad in (np.nan, np.inf, -np.inf):
+            wb = w.copy()
+            wb.reshape(-1)[rng.integers(0, w.size)] = bad
+            got, finite = _flipped_weight(geom, wb)
+            assert finite == (int(np.prod(shape[2:])) == 1), (shape, bad)
+            assert np.array_equal(got.reshape(want.shape), _weight_adjoint_ref(wb, g), equal_nan=True)
 
 
 def test_weight_adjoint_argument_checks():

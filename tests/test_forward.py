@@ -1115,3 +1115,37 @@ def test_small_planes_padded_plane_col2im(seed, restore_threads):
         y = cconv.convolution(x, w, b, s, p, d, True, op, g, backend="gemm_transpose")
         tol = 1e-5 if dt == np.float32 else 1e-12
         assert rel_err(y, ref_conv_transpose(x, w, b, s, p, op, g, d)) <= tol, (size, k, s, p)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", [
+    # (x shape, w shape, padding, dilation): stride 1, where the adjoint may
+    # run as a forward over a zero-padded input
+    ((1, 1, 2), (1, 1, 2), 2, 3),
+    ((2, 8, 20, 20), (8, 6, 3, 3), 1, 1),
+    ((1, 16, 30, 31), (16, 12, 3, 3), 0, 2),
+    ((1, 4, 5, 6, 7), (4, 3, 3, 3, 3), 1, 1),
+])
+def test_nonfinite_weight_gives_the_direct_pattern(case, dtype):
+    """An infinite or NaN weight: NaN only where a real product meets it.
+    The forward form of the adjoint multiplied the weight by its zero
+    padding (inf * 0 = NaN): a fuzz against torch found
+    conv_transpose1d(ones((1, 1, 2)), [[[1, inf]]], padding=2, dilation=3)
+    = [[[nan]]], torch [[[0.]]]."""
+    xs, ws, pad, dil = case
+    rng = np.random.default_rng(len(xs) * 10 + pad)
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    if len(xs) == 3:
+        x[...] = 1
+        w[...] = np.array([1.0, np.inf], dtype).reshape(ws)
+    else:
+        w.reshape(-1)[rng.integers(0, w.size, 2)] = [np.inf, -np.inf]
+        w.reshape(-1)[rng.integers(0, w.size)] = np.nan
+    f = {3: cconv.conv_transpose1d, 4: cconv.conv_transpose2d, 5: cconv.conv_transpose3d}[len(xs)]
+    y = f(x, w, None, padding=pad, dilation=dil)
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = ref_conv_transpose(x.astype(np.float64), w.astype(np.float64), None, 1, pad, 0, 1, dil)
+    for name, test in (("NaN", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
+        got, want = test(y), test(r)
+        assert (got == want).all(), f"{name} at {int(got.sum())} places, the reference at {int(want.sum())}"

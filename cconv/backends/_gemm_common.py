@@ -19,19 +19,21 @@ def plain_forward(geom, x, w, b, y) -> None:
     _kernels.conv_fwd(geom, x, w, b, y, _ws("fwd", geom, nt, y.dtype), nt)
 
 
-def _flipped_weight(geom, w) -> np.ndarray:
+def _flipped_weight(geom, w) -> tuple[np.ndarray, bool]:
     """The weight of the adjoint as a forward: per group, the channel axes
     swapped and the taps reversed, (c_in, c_out // groups, *k), by
     src/transpose.c (NumPy's copy of the reversed view took 6.6 ms for a
-    512x512x3x3 weight, the C loop about 1)."""
+    512x512x3x3 weight, the C loop about 1); and whether it is all finite
+    (taps of one: not looked at, True)."""
     batch, groups, c_in, c_out, im, co, k, stride, pad, dil = geom
     cog, cig = c_out // groups, c_in // groups
     kk = k[0] * k[1] * k[2]
     w = np.ascontiguousarray(w)
     w2 = np.empty((c_in, cog) + tuple(k), w.dtype)
-    _nhwc.weight_adjoint(groups, cog, cig, kk, w.dtype.itemsize, w.reshape(-1).view(np.uint8),
-                         w2.reshape(-1).view(np.uint8), get_num_threads())
-    return w2
+    finite = _nhwc.weight_adjoint(groups, cog, cig, kk, w.dtype.itemsize,
+                                  w.reshape(-1).view(np.uint8), w2.reshape(-1).view(np.uint8),
+                                  get_num_threads())
+    return w2, finite
 
 
 # The forward form computes every input position from all taps of a
@@ -62,7 +64,15 @@ def _adjoint_as_forward(geom, y, w, b, x) -> bool:
     geom2 = (batch, groups, c_out, c_in, co, im, k, stride, pad2, dil)
     if _kernels.fwd_method(geom2, get_num_threads(), y.dtype.itemsize) not in ("igemm", "shift", "winograd"):
         return False
-    plain_forward(geom2, y, _flipped_weight(geom, w), b, x)
+    w2, finite = _flipped_weight(geom, w)
+    if not finite and any(p > 0 for p in pad2):
+        # a NaN or infinite weight times the forward's zero padding is NaN
+        # where the adjoint (and torch) has no product at all: col2im
+        # forms only the real ones (a fuzz against torch:
+        # conv_transpose1d(ones((1, 1, 2)), [[[1, inf]]], padding=2,
+        # dilation=3) gave [[[nan]]], torch [[[0.]]])
+        return False
+    plain_forward(geom2, y, w2, b, x)
     return True
 
 
