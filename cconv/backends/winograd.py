@@ -7,6 +7,14 @@ The filter transform runs per call, per channel (16 values from 9); the
 input and output transforms and the products are fused per tile row.  The
 instruction set (scalar, AVX2, AVX-512, NEON) is chosen at import;
 ``cconv._winograd.set_isa`` or ``CCONV_SIMD`` force one.
+
+Its numerics are Winograd's: the transforms subtract inputs from one
+another, so an infinity in x or w gives NaN where the direct product (and
+PyTorch) gives an infinity, and a NaN reaches the whole 2x2 output tile.
+Unlike the dense Winograd forward, which checks its inputs and falls back
+to the implicit GEMM, this backend does not scan x (a scan costs about as
+much as the convolution here); the DEPTHWISE backend gives the direct
+product's NaN/inf pattern.
 """
 from __future__ import annotations
 
