@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import cconv
-from cconv import Backend, _layout
+from cconv import Backend, _depthwise, _layout
+from isa_switch import forced_isa
 from reference import (
     rel_err,
     reduction_length,
@@ -548,7 +549,8 @@ def test_big_kernels_few_output_channels_take_the_copy_path():
     assert applies((2, 64, 28, 28), (128, 64, 5, 5))      # 128 output channels
     assert applies((2, 64, 28, 28), (32, 64, 3, 3))       # 3x3
     assert applies((4, 64, 1024), (64, 64, 31))           # 1-D
-    assert applies((2, 3, 64, 64), (64, 3, 7, 7))         # the stem: 3 input channels
+    with forced_isa(_NARROW):
+        assert applies((2, 3, 64, 64), (64, 3, 7, 7))     # the stem: 3 input channels
     rng = np.random.default_rng(3)
     for xs, ws in (((2, 40, 11, 10), (24, 40, 5, 5)), ((1, 36, 6, 7, 5), (8, 36, 3, 3, 3))):
         x = randn(rng, xs, np.float32)
@@ -580,7 +582,8 @@ def test_winograd_layers_take_the_copy_path():
     assert not applies((1, 64, 56, 56), (64, 64, 3, 3))
     assert not applies((1, 64, 30, 30), (64, 64, 3, 3), dt=np.float64)
     assert applies((1, 64, 56, 56), (64, 64, 3, 3), stride=2)   # stride 2: no Winograd
-    assert applies((1, 16, 56, 56), (16, 16, 3, 3))             # 16 channels: no Winograd
+    with forced_isa(_NARROW):
+        assert applies((1, 16, 56, 56), (16, 16, 3, 3))         # 16 channels: no Winograd
     assert applies((1, 64, 1024, 1024), (64, 64, 3, 3))         # copies past the memory budget
     rng = np.random.default_rng(4)
     for dt in (np.float32, np.float64):
@@ -590,3 +593,60 @@ def test_winograd_layers_take_the_copy_path():
         ref = ref_conv(x, w, None, 1, 1, 1, 1, 1)
         assert rel_err(y, ref) <= tolerance(dt, reduction_length(64, 1, (3, 3)))
         assert memory_is_last(y)
+
+
+_ISAS = _depthwise.available_isas()
+_NARROW = next(n for n in ("avx2", "neon", "scalar") if n in _ISAS)
+
+
+@pytest.mark.skipif("avx512" not in _ISAS, reason="AVX-512 does not run on this CPU")
+def test_wide_float32_rules_take_the_copy_path():
+    """With 16-lane float32 kernels: multi-tap 2-D layers with at most 16
+    input channels per group on outputs of >= 784 positions, and dilated
+    stride-1 ones of >= 256 positions, take the copy path; 1x1, stride-2
+    dilated, small images, float64 and narrower vectors stay on the NHWC
+    kernel.  Either way: the reference values and a channels-last result."""
+    from cconv._params import make_params
+
+    from cconv import _kernels
+
+    def applies(xs, ws, stride=1, pad=1, dil=1, dt=np.float32):
+        p = make_params(xs, ws, None, stride, pad, dil, False, 0, 1, "t", dt)
+        return _layout._nhwc_applies(p, np.dtype(dt), None)
+
+    def winograd(xs, ws, stride, pad, dil):
+        p = make_params(xs, ws, None, stride, pad, dil, False, 0, 1, "t", np.float32)
+        return _kernels.fwd_method(p.geom(), cconv.get_num_threads(), 4) == "winograd"
+
+    cases = [  # (x, w, stride, dilation, copy path on 16 lanes)
+        ((2, 3, 224, 224), (64, 3, 7, 7), 2, 1, True),      # the stem
+        ((8, 16, 64, 64), (16, 16, 3, 3), 1, 1, True),
+        ((2, 16, 28, 28), (16, 16, 5, 5), 1, 1, True),
+        ((1, 256, 33, 33), (256, 256, 3, 3), 1, 2, True),   # deeplab
+        ((2, 128, 33, 33), (64, 128, 3, 3), 1, 2, True),
+        ((4, 16, 7, 7), (128, 16, 3, 3), 1, 2, False),      # 49 positions
+        ((4, 32, 33, 33), (128, 32, 3, 3), 2, 2, False),    # stride 2
+        ((2, 16, 17, 17), (32, 16, 5, 5), 1, 1, False),     # 289 positions
+        ((2, 64, 28, 28), (32, 64, 3, 3), 1, 1, False),     # 64 channels, undilated
+        ((8, 16, 64, 64), (16, 16, 1, 1), 1, 1, False),     # 1x1
+    ]
+    for xs, ws, st, dil, copy in cases:
+        pad = dil * (ws[2] // 2)
+        with forced_isa("avx512"):
+            assert applies(xs, ws, st, pad, dil) is not copy, (xs, ws, st, dil)
+            assert applies(xs, ws, st, pad, dil, dt=np.float16) is not copy, (xs, ws, st, dil)
+            if copy and dil == 1:  # (float64 dilated layers may be Winograd's: copied anyway)
+                assert applies(xs, ws, st, pad, dil, dt=np.float64), (xs, ws, st, dil)
+        with forced_isa(_NARROW):  # (Winograd's layers take the copy path anyway)
+            assert applies(xs, ws, st, pad, dil) or winograd(xs, ws, st, pad, dil), (xs, ws, st, dil)
+    rng = np.random.default_rng(5)
+    with forced_isa("avx512"):
+        for xs, ws, st, dil in (((1, 16, 30, 29), (8, 16, 3, 3), 1, 1),
+                                ((1, 24, 20, 18), (12, 24, 3, 3), 1, 2)):
+            x = randn(rng, xs, np.float32)
+            w = randn(rng, ws, np.float32)
+            y = cconv.conv2d(to_last(x), w, stride=st, padding=dil, dilation=dil)
+            ref = ref_conv(x, w, None, st, dil, dil, dil, 1)
+            assert rel_err(y, ref) <= tolerance(np.float32, reduction_length(xs[1], 1, ws[2:]))
+            assert memory_is_last(y)
+
