@@ -39,8 +39,8 @@ _BIG_KERNEL_MIN_CIG = 32
 # most this many bytes: the copies cost that much memory beyond the output
 # (the memory target: <= 64 MiB for a 1x64x1024x1024 3x3 layer)
 _COPY_MAX_BYTES = 64 << 20
-# With 16-lane float32 kernels (AVX-512), multi-tap 2-D layers with few
-# input channels on large images, and dilated stride-1 ones, take the copy
+# With 16-lane float32 kernels (AVX-512), multi-tap layers with few input
+# channels on large outputs, and dilated stride-1 2-D ones, take the copy
 # path (benches/results/channels-last-2026-12-01.md)
 _WIDE_FEW_CIG = 16
 _WIDE_FEW_CIG_MIN_POS = 784
@@ -155,19 +155,20 @@ def _nhwc_applies(p, dt, backend) -> bool:
         # copy path time: 4x128x28x28 2.6, 1x64x56x56 4.9, 1x256x28x28
         # 1.5), while the copies stay within the memory budget
         return False
-    if (p.nsp == 2 and math.prod(p.kernel) > 1 and dt != np.float64
+    if (math.prod(p.kernel) > 1 and dt != np.float64
             and _kernels.isa() == "avx512"
             and p.batch * (p.c_in * math.prod(p.in_size) + p.c_out * math.prod(p.out_size)) * 4
             <= _COPY_MAX_BYTES):
         # 16-lane float32: the NHWC kernel's columns gather runs of c_in / g
         # elements, and the channels-first implicit GEMM got faster here
         # (2 threads, NHWC time / copy path time: 16 input channels on 28x28
-        # to 64x64 outputs 1.27-1.69, the stem 1.28; dilated stride 1
-        # 1.03-1.43, deeplab's 1.43; but 7x7 images, stride 2 and 1x1 0.3-0.9)
+        # to 64x64 outputs 1.27-1.69, the stem 1.28, 1-D and 3-D 1.48-1.59;
+        # dilated 2-D stride 1 1.03-1.43, deeplab's 1.43 (1-D 1.03-1.06: left
+        # alone); but 7x7 images, stride 2 and 1x1 0.3-0.9)
         pos = math.prod(p.out_size)
         if p.c_in // p.groups <= _WIDE_FEW_CIG and pos >= _WIDE_FEW_CIG_MIN_POS:
             return False
-        if (any(d > 1 for d in p.dilation) and all(s == 1 for s in p.stride)
+        if (p.nsp == 2 and any(d > 1 for d in p.dilation) and all(s == 1 for s in p.stride)
                 and pos >= _WIDE_DILATED_MIN_POS):
             return False
     return True

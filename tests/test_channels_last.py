@@ -601,9 +601,9 @@ _NARROW = next(n for n in ("avx2", "neon", "scalar") if n in _ISAS)
 
 @pytest.mark.skipif("avx512" not in _ISAS, reason="AVX-512 does not run on this CPU")
 def test_wide_float32_rules_take_the_copy_path():
-    """With 16-lane float32 kernels: multi-tap 2-D layers with at most 16
-    input channels per group on outputs of >= 784 positions, and dilated
-    stride-1 ones of >= 256 positions, take the copy path; 1x1, stride-2
+    """With 16-lane float32 kernels: multi-tap layers with at most 16 input
+    channels per group on outputs of >= 784 positions, and dilated stride-1
+    2-D ones of >= 256 positions, take the copy path; 1x1, stride-2
     dilated, small images, float64 and narrower vectors stay on the NHWC
     kernel.  Either way: the reference values and a channels-last result."""
     from cconv._params import make_params
@@ -629,9 +629,13 @@ def test_wide_float32_rules_take_the_copy_path():
         ((2, 16, 17, 17), (32, 16, 5, 5), 1, 1, False),     # 289 positions
         ((2, 64, 28, 28), (32, 64, 3, 3), 1, 1, False),     # 64 channels, undilated
         ((8, 16, 64, 64), (16, 16, 1, 1), 1, 1, False),     # 1x1
+        ((8, 16, 8000), (16, 16, 9), 1, 1, True),           # 1-D, 16 channels
+        ((4, 128, 1024), (128, 128, 3), 1, 4, False),       # 1-D dilated: NHWC
+        ((1, 16, 16, 56, 56), (32, 16, 3, 3, 3), 1, 1, True),   # 3-D, 16 channels
+        ((2, 64, 8, 14, 14), (128, 64, 3, 3, 3), 1, 1, False),
     ]
     for xs, ws, st, dil, copy in cases:
-        pad = dil * (ws[2] // 2)
+        pad = dil * (ws[-1] // 2)
         with forced_isa("avx512"):
             assert applies(xs, ws, st, pad, dil) is not copy, (xs, ws, st, dil)
             assert applies(xs, ws, st, pad, dil, dt=np.float16) is not copy, (xs, ws, st, dil)
