@@ -388,6 +388,12 @@ def make_params(
         c_out = 0  # ATen's Empty backend: (N, 0, *out)
     _check_size(f"{fn}: output", (batch, c_out) + out_size)
     _check_size(f"{fn}: input", input_shape)
+    if not transposed:
+        # one output along a dimension: its stride is never applied, so a
+        # stride of 2^62 there computes what PyTorch does (a fuzz against
+        # torch: conv1d of 5 values with stride=2**62 was "too large for
+        # 64-bit indexing", torch gives the one output)
+        stride = tuple(1 if o == 1 else s for s, o in zip(stride, out_size))
     for name, vals in (("stride", stride), ("padding", pad_before), ("dilation", dilation)):
         if any(v > _INT64_MAX // 4 for v in vals):
             raise ValueError(f"{fn}: {name}={list(vals)} is too large for 64-bit indexing")

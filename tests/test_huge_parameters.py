@@ -32,8 +32,10 @@ def _run(code: str, cwd) -> None:
 
 
 @pytest.mark.parametrize("nd", [1, 2, 3])
-@pytest.mark.parametrize("s", [2**31 - 1, 2**31, 2**32, 2**40])
+@pytest.mark.parametrize("s", [2**31 - 1, 2**31, 2**32, 2**40, 2**62, 2**63 - 1])
 def test_dense_huge_stride(nd, s, tmp_path):
+    """(2^62 and 2^63 - 1, one output per dim: the stride is never applied,
+    and the result is PyTorch's; it was "too large for 64-bit indexing".)"""
     _run(f"""
     nd, s = {nd}, {s}
     f = getattr(cconv, f"conv{{nd}}d")
