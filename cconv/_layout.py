@@ -125,6 +125,13 @@ def to_channels_last(yc) -> np.ndarray:
     return y
 
 
+def _copies_fit(p, dt) -> bool:
+    """The copy path's channels-first input and output copies (computed in
+    float32 but for float64) stay within the copy budget."""
+    n = p.batch * (p.c_in * math.prod(p.in_size) + p.c_out * math.prod(p.out_size))
+    return n * (8 if dt == np.float64 else 4) <= _COPY_MAX_BYTES
+
+
 def _nhwc_applies(p, dt, backend) -> bool:
     if not _state["nhwc"] or p.transposed or dt not in _FLOAT:
         return False
@@ -146,9 +153,7 @@ def _nhwc_applies(p, dt, backend) -> bool:
         # 5x5 -> 32 1.51, 1x32x16^3 5x5x5 -> 64 1.23; but -> 128 0.86-1.05,
         # 1-D k31 0.86, the stem's 3 input channels 0.42)
         return False
-    if (p.nsp == 2 and math.prod(p.kernel) == 9
-            and (p.batch * (p.c_in * math.prod(p.in_size) + p.c_out * math.prod(p.out_size))
-                 * (8 if dt == np.float64 else 4) <= _COPY_MAX_BYTES)
+    if (p.nsp == 2 and math.prod(p.kernel) == 9 and _copies_fit(p, dt)
             and _kernels.fwd_method(p.geom(), get_num_threads(), 8 if dt == np.float64 else 4) == "winograd"):
         # 3x3 stride-1 layers that the channels-first forward runs by
         # Winograd: the copies and Winograd win (2 threads, NHWC time /
@@ -156,9 +161,7 @@ def _nhwc_applies(p, dt, backend) -> bool:
         # 1.5), while the copies stay within the memory budget
         return False
     if (math.prod(p.kernel) > 1 and dt != np.float64
-            and _kernels.isa() == "avx512"
-            and p.batch * (p.c_in * math.prod(p.in_size) + p.c_out * math.prod(p.out_size)) * 4
-            <= _COPY_MAX_BYTES):
+            and _kernels.isa() == "avx512" and _copies_fit(p, dt)):
         # 16-lane float32: the NHWC kernel's columns gather runs of c_in / g
         # elements, and the channels-first implicit GEMM got faster here
         # (2 threads, NHWC time / copy path time: 16 input channels on 28x28
