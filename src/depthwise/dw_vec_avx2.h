@@ -18,6 +18,7 @@
 #define VSTOREU _mm256_storeu_pd
 #define VFMA(a, b, c) _mm256_fmadd_pd(a, b, c)
 #define VADD _mm256_add_pd
+#define VSUB _mm256_sub_pd
 DW_INLINE __m256i dw_mask_avx2(int64_t c)
 {
     return _mm256_cmpgt_epi64(_mm256_set1_epi64x(c), _mm256_setr_epi64x(0, 1, 2, 3));
@@ -49,6 +50,7 @@ DW_INLINE void dw_join2_avx2(double *p, __m256d e, __m256d o)
 #define VSTOREU _mm256_storeu_ps
 #define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define VADD _mm256_add_ps
+#define VSUB _mm256_sub_ps
 DW_INLINE __m256i dw_mask_avx2(int64_t c)
 {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)c),

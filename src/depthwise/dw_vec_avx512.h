@@ -25,6 +25,7 @@
 #define VSTOREU _mm512_storeu_pd
 #define VFMA(a, b, c) _mm512_fmadd_pd(a, b, c)
 #define VADD _mm512_add_pd
+#define VSUB _mm512_sub_pd
 #define DW_KMASK(c) ((__mmask8)((1u << (c)) - 1u))
 #define VLOADP(p, c) _mm512_maskz_loadu_pd(DW_KMASK(c), (p))
 /* v with its first V - c lanes zeroed (0 < c <= V) */
@@ -53,6 +54,7 @@ DW_INLINE void dw_join2_avx512(double *p, __m512d e, __m512d o)
 #define VSTOREU _mm512_storeu_ps
 #define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define VADD _mm512_add_ps
+#define VSUB _mm512_sub_ps
 #define DW_KMASK(c) ((__mmask16)((1u << (c)) - 1u))
 #define VLOADP(p, c) _mm512_maskz_loadu_ps(DW_KMASK(c), (p))
 /* v with its first V - c lanes zeroed (0 < c <= V) */

@@ -5,7 +5,7 @@
  * dwwg.inc).  The layer defines
  *   T, VT, V            element type, vector type, lanes
  *   DW_SFX              f32 or f64
- *   VSET1 VLOADU VSTOREU VFMA(a,b,c)=a*b+c VADD
+ *   VSET1 VLOADU VSTOREU VFMA(a,b,c)=a*b+c VADD VSUB(a,b)=a-b
  *   VLOADP(p,c) VSTOREP(p,v,c)   first c lanes (0 < c < V), the rest zero
  *   VKEEPHI(v,c)        v with its first V - c lanes zeroed (0 < c <= V)
  *   VTAP(p,k)           the vector at p + k (k a compile-time constant):

@@ -18,6 +18,7 @@
 #define VSTOREU vst1q_f64
 #define VFMA(a, b, c) vfmaq_f64((c), (a), (b))
 #define VADD vaddq_f64
+#define VSUB vsubq_f64
 DW_INLINE void dw_split2r_neon(float64x2_t a, float64x2_t b, float64x2_t *e, float64x2_t *o)
 {
     *e = vuzp1q_f64(a, b);
@@ -49,6 +50,7 @@ DW_INLINE float64x2_t dw_tap_neon(const double *p, int k)
 #define VSTOREU vst1q_f32
 #define VFMA(a, b, c) vfmaq_f32((c), (a), (b))
 #define VADD vaddq_f32
+#define VSUB vsubq_f32
 DW_INLINE void dw_split2r_neon(float32x4_t a, float32x4_t b, float32x4_t *e, float32x4_t *o)
 {
     *e = vuzp1q_f32(a, b);

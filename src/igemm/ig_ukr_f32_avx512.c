@@ -12,6 +12,7 @@
 #define IG_MRW IG_MRW_AVX512
 #define IG_NRW IG_NRW_AVX512
 #define IG_NAMEW cc_ig_ukrw_f32_avx512
+#define IG_WSPLIT cc_ig_wsplit_f32_avx512
 #define IG_WTIN cc_ig_wtin_f32_avx512
 #define IG_WTOUT cc_ig_wtout_f32_avx512
 #define IG_ROWS cc_ig_rows_f32_avx512

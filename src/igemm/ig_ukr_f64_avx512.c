@@ -13,6 +13,7 @@
 #define IG_MRW IG_MRW_AVX512
 #define IG_NRW IG_NRW_AVX512
 #define IG_NAMEW cc_ig_ukrw_f64_avx512
+#define IG_WSPLIT cc_ig_wsplit_f64_avx512
 #define IG_WTIN cc_ig_wtin_f64_avx512
 #define IG_WTOUT cc_ig_wtout_f64_avx512
 #define IG_ROWS cc_ig_rows_f64_avx512

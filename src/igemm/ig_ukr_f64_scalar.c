@@ -9,6 +9,7 @@
 #define IG_NAMEIN cc_ig_ukrin_f64_scalar
 #define IG_PACKR cc_ig_packr_f64_scalar
 #define IG_NAMEW cc_ig_ukrw_f64_scalar
+#define IG_WSPLIT cc_ig_wsplit_f64_scalar
 #define IG_WTIN cc_ig_wtin_f64_scalar
 #define IG_WTOUT cc_ig_wtout_f64_scalar
 #define IG_ROWS cc_ig_rows_f64_scalar

@@ -92,6 +92,10 @@ static int IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T 
                 for (int64_t q = 0; q <= nq; ++q) {
                     if (q == qlo) {
                         const IG_T *s0 = row + c0;
+                        if (dw == 1 && qhi > qlo) { /* consecutive columns */
+                            bad |= kern->wsplit(qhi - qlo, s0 + 2 * qlo, e + qlo, o + qlo);
+                            q = qhi;
+                        }
                         for (; q < qhi; ++q) {
                             const IG_T ev = s0[2 * dw * q], ov = s0[2 * dw * q + dw];
                             e[q] = ev;

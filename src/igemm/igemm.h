@@ -77,7 +77,12 @@ typedef void (*ig_ukrw_f64)(int64_t nrows, int64_t w, const double *const *gy, i
                             const double *band, int64_t bpitch, const int64_t *koff,
                             double *acc);
 
-/* Winograd F(2x2, 3x3) transforms of a run of nq tiles (ig_wtr.inc). */
+/* Winograd F(2x2, 3x3) transforms of a run of nq tiles, and the split of
+ * an input row into even and odd columns (ig_wtr.inc, ig_wtr_vec.inc):
+ * e[q] = s[2 q], o[q] = s[2 q + 1] for q < n, 1 returned when one of the
+ * 2 n values is NaN or infinite. */
+typedef int (*ig_wsplit_f32)(int64_t n, const float *s, float *e, float *o);
+typedef int (*ig_wsplit_f64)(int64_t n, const double *s, double *e, double *o);
 typedef void (*ig_wtin_f32)(int64_t nq, const float *es, int64_t sl, float *v, int64_t vs);
 typedef void (*ig_wtin_f64)(int64_t nq, const double *es, int64_t sl, double *v, int64_t vs);
 typedef void (*ig_wtout_f32)(int64_t nq, const float *m, int64_t ms, float bv, float *r0,
@@ -107,6 +112,7 @@ typedef struct ig_kern_f32 {
     ig_rows_f32 rows;
     ig_ukrn_f32 ukrn;
     ig_ukrin_f32 ukrin;
+    ig_wsplit_f32 wsplit;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -121,6 +127,7 @@ typedef struct ig_kern_f64 {
     ig_rows_f64 rows;
     ig_ukrn_f64 ukrn;
     ig_ukrin_f64 ukrin;
+    ig_wsplit_f64 wsplit;
 } ig_kern_f64;
 
 /* The kernels of the current instruction set. */
@@ -167,7 +174,9 @@ IG_HIDDEN const ig_kern_f64 *cc_ig_kern_f64(void);
                                          const float *);                                \
     IG_HIDDEN void cc_ig_ukrin_f64_##ISA(int, int64_t, const double *, const double *,    \
                                          const int64_t *, double *, int64_t, int,       \
-                                         const double *);
+                                         const double *);                               \
+    IG_HIDDEN int cc_ig_wsplit_f32_##ISA(int64_t, const float *, float *, float *);       \
+    IG_HIDDEN int cc_ig_wsplit_f64_##ISA(int64_t, const double *, double *, double *);
 IG_DECL(scalar)
 IG_DECL(avx2)
 IG_DECL(avx512)

@@ -7,7 +7,9 @@
  * kernel (rows narrower and wider than a vector, every tail length); the
  * Winograd F(2x2, 3x3) input and output transforms (runs of 1-40 tiles,
  * every tail length) against the matrix products B^T d B and A^T M A
- * formed here; the row copy of the band and the direct mode's output; the
+ * formed here, and the split of an input row into even and odd columns
+ * (with its NaN/infinity flag); the row copy of the band and the direct
+ * mode's output; the
  * kernels reading the band in place (ukri) and those of a partial last
  * micro-tile (ukrn, ukrin: the first nv vectors of columns).
  *
@@ -50,28 +52,30 @@ typedef struct {
     ig_ukrn_f64 n64;
     ig_ukrin_f32 in32;
     ig_ukrin_f64 in64;
+    ig_wsplit_f32 ws32;
+    ig_wsplit_f64 ws64;
 } isa_t;
 
 static const isa_t isas[] = {
     {"scalar", IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukr_f64_scalar,
      cc_ig_packr_f32_scalar, cc_ig_packr_f64_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1,
      cc_ig_ukrw_f32_scalar, cc_ig_ukrw_f64_scalar, cc_ig_wtin_f32_scalar, cc_ig_wtin_f64_scalar, cc_ig_wtout_f32_scalar, cc_ig_wtout_f64_scalar,
-     cc_ig_rows_f32_scalar, cc_ig_rows_f64_scalar, cc_ig_ukri_f32_scalar, cc_ig_ukri_f64_scalar, cc_ig_ukrn_f32_scalar, cc_ig_ukrn_f64_scalar, cc_ig_ukrin_f32_scalar, cc_ig_ukrin_f64_scalar},
+     cc_ig_rows_f32_scalar, cc_ig_rows_f64_scalar, cc_ig_ukri_f32_scalar, cc_ig_ukri_f64_scalar, cc_ig_ukrn_f32_scalar, cc_ig_ukrn_f64_scalar, cc_ig_ukrin_f32_scalar, cc_ig_ukrin_f64_scalar, cc_ig_wsplit_f32_scalar, cc_ig_wsplit_f64_scalar},
 #if defined(CC_HAVE_X86_SIMD)
     {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL, cc_ig_packr_f32_avx2, NULL,
-     IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, NULL, cc_ig_wtin_f32_avx2, NULL, cc_ig_wtout_f32_avx2, NULL, cc_ig_rows_f32_avx2, NULL, cc_ig_ukri_f32_avx2, NULL, cc_ig_ukrn_f32_avx2, NULL, cc_ig_ukrin_f32_avx2, NULL},
+     IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, NULL, cc_ig_wtin_f32_avx2, NULL, cc_ig_wtout_f32_avx2, NULL, cc_ig_rows_f32_avx2, NULL, cc_ig_ukri_f32_avx2, NULL, cc_ig_ukrn_f32_avx2, NULL, cc_ig_ukrin_f32_avx2, NULL, cc_ig_wsplit_f32_avx2, NULL},
     {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2, NULL, cc_ig_packr_f64_avx2,
-     IG_MRW_AVX2, IG_NRW_AVX2, 4, NULL, cc_ig_ukrw_f64_avx2, NULL, cc_ig_wtin_f64_avx2, NULL, cc_ig_wtout_f64_avx2, NULL, cc_ig_rows_f64_avx2, NULL, cc_ig_ukri_f64_avx2, NULL, cc_ig_ukrn_f64_avx2, NULL, cc_ig_ukrin_f64_avx2},
+     IG_MRW_AVX2, IG_NRW_AVX2, 4, NULL, cc_ig_ukrw_f64_avx2, NULL, cc_ig_wtin_f64_avx2, NULL, cc_ig_wtout_f64_avx2, NULL, cc_ig_rows_f64_avx2, NULL, cc_ig_ukri_f64_avx2, NULL, cc_ig_ukrn_f64_avx2, NULL, cc_ig_ukrin_f64_avx2, NULL, cc_ig_wsplit_f64_avx2},
     {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, NULL, cc_ig_packr_f32_avx512,
-     NULL, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, NULL, cc_ig_wtin_f32_avx512, NULL, cc_ig_wtout_f32_avx512, NULL, cc_ig_rows_f32_avx512, NULL, cc_ig_ukri_f32_avx512, NULL, cc_ig_ukrn_f32_avx512, NULL, cc_ig_ukrin_f32_avx512, NULL},
+     NULL, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, NULL, cc_ig_wtin_f32_avx512, NULL, cc_ig_wtout_f32_avx512, NULL, cc_ig_rows_f32_avx512, NULL, cc_ig_ukri_f32_avx512, NULL, cc_ig_ukrn_f32_avx512, NULL, cc_ig_ukrin_f32_avx512, NULL, cc_ig_wsplit_f32_avx512, NULL},
     {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 8, NULL, cc_ig_ukr_f64_avx512, NULL,
-     cc_ig_packr_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, NULL, cc_ig_ukrw_f64_avx512, NULL, cc_ig_wtin_f64_avx512, NULL, cc_ig_wtout_f64_avx512, NULL, cc_ig_rows_f64_avx512, NULL, cc_ig_ukri_f64_avx512, NULL, cc_ig_ukrn_f64_avx512, NULL, cc_ig_ukrin_f64_avx512},
+     cc_ig_packr_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, NULL, cc_ig_ukrw_f64_avx512, NULL, cc_ig_wtin_f64_avx512, NULL, cc_ig_wtout_f64_avx512, NULL, cc_ig_rows_f64_avx512, NULL, cc_ig_ukri_f64_avx512, NULL, cc_ig_ukrn_f64_avx512, NULL, cc_ig_ukrin_f64_avx512, NULL, cc_ig_wsplit_f64_avx512},
 #endif
 #if defined(__aarch64__)
     {"neon", IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, NULL, cc_ig_packr_f32_neon, NULL,
-     IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, NULL, cc_ig_wtin_f32_neon, NULL, cc_ig_wtout_f32_neon, NULL, cc_ig_rows_f32_neon, NULL, cc_ig_ukri_f32_neon, NULL, cc_ig_ukrn_f32_neon, NULL, cc_ig_ukrin_f32_neon, NULL},
+     IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, NULL, cc_ig_wtin_f32_neon, NULL, cc_ig_wtout_f32_neon, NULL, cc_ig_rows_f32_neon, NULL, cc_ig_ukri_f32_neon, NULL, cc_ig_ukrn_f32_neon, NULL, cc_ig_ukrin_f32_neon, NULL, cc_ig_wsplit_f32_neon, NULL},
     {"neon", IG_MR_NEON, IG_NV_NEON * 2, NULL, cc_ig_ukr_f64_neon, NULL, cc_ig_packr_f64_neon,
-     IG_MRW_NEON, IG_NRW_NEON, 2, NULL, cc_ig_ukrw_f64_neon, NULL, cc_ig_wtin_f64_neon, NULL, cc_ig_wtout_f64_neon, NULL, cc_ig_rows_f64_neon, NULL, cc_ig_ukri_f64_neon, NULL, cc_ig_ukrn_f64_neon, NULL, cc_ig_ukrin_f64_neon},
+     IG_MRW_NEON, IG_NRW_NEON, 2, NULL, cc_ig_ukrw_f64_neon, NULL, cc_ig_wtin_f64_neon, NULL, cc_ig_wtout_f64_neon, NULL, cc_ig_rows_f64_neon, NULL, cc_ig_ukri_f64_neon, NULL, cc_ig_ukrn_f64_neon, NULL, cc_ig_ukrin_f64_neon, NULL, cc_ig_wsplit_f64_neon},
 #endif
 };
 
@@ -420,6 +424,45 @@ static int check_wt(const isa_t *isa, int f64, int64_t nq)
     return bad;
 }
 
+/* The row split of Winograd's input transform: e and o exactly the even and
+ * odd elements, nothing written past n, and the flag set exactly when one of
+ * the 2 n values read is NaN or infinite (a NaN or an infinity placed past
+ * them must not count). */
+static int check_wsplit(const isa_t *isa, int f64, int64_t n)
+{
+    const int64_t es = f64 ? 8 : 4, len = 2 * n + 8;
+    char *src = malloc((size_t)(len * es)), *e = malloc((size_t)((n + 4) * es));
+    char *o = malloc((size_t)((n + 4) * es));
+    const int kind = (int)ri(0, 4); /* 0-1 finite, 2 NaN, 3 +inf, 4 -inf */
+    const int64_t at = ri(0, 2 * n - 1);
+#define PUTS(buf, i, v) (f64 ? (void)(((double *)(buf))[i] = (v)) : (void)(((float *)(buf))[i] = (float)(v)))
+#define GETS(buf, i) (f64 ? ((double *)(buf))[i] : (double)((float *)(buf))[i])
+    for (int64_t i = 0; i < len; i++) PUTS(src, i, ru() * (i % 7 == 3 ? 1e30 : 1.0));
+    for (int64_t i = 2 * n; i < len; i++) PUTS(src, i, i % 2 ? NAN : INFINITY); /* not read */
+    if (kind >= 2) PUTS(src, at, kind == 2 ? NAN : kind == 3 ? INFINITY : -INFINITY);
+    for (int64_t i = 0; i < n + 4; i++) {
+        PUTS(e, i, 777.0);
+        PUTS(o, i, 777.0);
+    }
+    const int flag = f64 ? isa->ws64(n, (const double *)src, (double *)e, (double *)o)
+                         : isa->ws32(n, (const float *)src, (float *)e, (float *)o);
+    int bad = flag != (kind >= 2);
+    for (int64_t q = 0; q < n; q++) {
+        const double se = GETS(src, 2 * q), so = GETS(src, 2 * q + 1);
+        const double ge = GETS(e, q), go = GETS(o, q);
+        if (!((ge == se || (ge != ge && se != se)) && (go == so || (go != go && so != so)))) bad = 1;
+    }
+    for (int64_t i = n; i < n + 4; i++)
+        if (GETS(e, i) != 777.0 || GETS(o, i) != 777.0) bad = 1;
+#undef PUTS
+#undef GETS
+    if (bad)
+        printf("FAIL wino row split %s %s n=%lld kind=%d flag=%d\n", isa->name, f64 ? "f64" : "f32",
+               (long long)n, kind, flag);
+    free(src); free(e); free(o);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 200;
@@ -441,10 +484,11 @@ int main(int argc, char **argv)
                 failures += check_pack(&isas[i], f64, ri(1, 40), (int)ri(1, isas[i].nr));
                 failures += check_w(&isas[i], f64, ri(1, 6), it < 40 ? it + 1 : ri(1, 70));
                 failures += check_wt(&isas[i], f64, it < 40 ? it + 1 : ri(1, 40));
+                failures += check_wsplit(&isas[i], f64, it < 40 ? it + 1 : ri(1, 70));
                 failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
                 failures += check_n(&isas[i], f64, ri(1, 200), (int)ri(0, 1),
                                     (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
-                checks += 6;
+                checks += 7;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
