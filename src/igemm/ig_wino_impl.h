@@ -92,8 +92,9 @@ static int IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T 
                 for (int64_t q = 0; q <= nq; ++q) {
                     if (q == qlo) {
                         const IG_T *s0 = row + c0;
-                        if (dw == 1 && qhi > qlo) { /* consecutive columns */
-                            bad |= kern->wsplit(qhi - qlo, s0 + 2 * qlo, e + qlo, o + qlo);
+                        if (dw <= 2 && qhi > qlo) {
+                            bad |= kern->wsplit(qhi - qlo, s0 + 2 * dw * qlo, (int)dw, e + qlo,
+                                                o + qlo);
                             q = qhi;
                         }
                         for (; q < qhi; ++q) {
@@ -112,8 +113,10 @@ static int IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T 
             }
             kern->wtin(nq, es, sl, v + u->j0, vs);
         }
-        for (int64_t j = used; j < nr; ++j)
-            for (int xi = 0; xi < 16; ++xi) v[xi * vs + j] = 0;
+        /* the columns past the tiles that the last micro-tile reads */
+        const int64_t upto = cc_min64(nr, ig_round_up(used, kern->lanes));
+        for (int xi = 0; xi < 16 && used < upto; ++xi)
+            memset(v + xi * vs + used, 0, (size_t)(upto - used) * sizeof(IG_T));
     }
     return bad;
 }

@@ -78,11 +78,12 @@ typedef void (*ig_ukrw_f64)(int64_t nrows, int64_t w, const double *const *gy, i
                             double *acc);
 
 /* Winograd F(2x2, 3x3) transforms of a run of nq tiles, and the split of
- * an input row into even and odd columns (ig_wtr.inc, ig_wtr_vec.inc):
- * e[q] = s[2 q], o[q] = s[2 q + 1] for q < n, 1 returned when one of the
- * 2 n values is NaN or infinite. */
-typedef int (*ig_wsplit_f32)(int64_t n, const float *s, float *e, float *o);
-typedef int (*ig_wsplit_f64)(int64_t n, const double *s, double *e, double *o);
+ * an input row into its windows' two column phases (ig_wtr.inc,
+ * ig_wtr_vec.inc): with dilation d (1 or 2), e[q] = s[2 d q] and o[q] =
+ * s[2 d q + d] for q < n; 1 returned when one of the 2 n values is NaN or
+ * infinite. */
+typedef int (*ig_wsplit_f32)(int64_t n, const float *s, int d, float *e, float *o);
+typedef int (*ig_wsplit_f64)(int64_t n, const double *s, int d, double *e, double *o);
 typedef void (*ig_wtin_f32)(int64_t nq, const float *es, int64_t sl, float *v, int64_t vs);
 typedef void (*ig_wtin_f64)(int64_t nq, const double *es, int64_t sl, double *v, int64_t vs);
 typedef void (*ig_wtout_f32)(int64_t nq, const float *m, int64_t ms, float bv, float *r0,
@@ -175,8 +176,8 @@ IG_HIDDEN const ig_kern_f64 *cc_ig_kern_f64(void);
     IG_HIDDEN void cc_ig_ukrin_f64_##ISA(int, int64_t, const double *, const double *,    \
                                          const int64_t *, double *, int64_t, int,       \
                                          const double *);                               \
-    IG_HIDDEN int cc_ig_wsplit_f32_##ISA(int64_t, const float *, float *, float *);       \
-    IG_HIDDEN int cc_ig_wsplit_f64_##ISA(int64_t, const double *, double *, double *);
+    IG_HIDDEN int cc_ig_wsplit_f32_##ISA(int64_t, const float *, int, float *, float *);  \
+    IG_HIDDEN int cc_ig_wsplit_f64_##ISA(int64_t, const double *, int, double *, double *);
 IG_DECL(scalar)
 IG_DECL(avx2)
 IG_DECL(avx512)

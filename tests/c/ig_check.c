@@ -7,8 +7,8 @@
  * kernel (rows narrower and wider than a vector, every tail length); the
  * Winograd F(2x2, 3x3) input and output transforms (runs of 1-40 tiles,
  * every tail length) against the matrix products B^T d B and A^T M A
- * formed here, and the split of an input row into even and odd columns
- * (with its NaN/infinity flag); the row copy of the band and the direct
+ * formed here, and the split of an input row into its windows' column
+ * phases (dilation 1 and 2, with its NaN/infinity flag); the row copy of the band and the direct
  * mode's output; the
  * kernels reading the band in place (ukri) and those of a partial last
  * micro-tile (ukrn, ukrin: the first nv vectors of columns).
@@ -424,31 +424,33 @@ static int check_wt(const isa_t *isa, int f64, int64_t nq)
     return bad;
 }
 
-/* The row split of Winograd's input transform: e and o exactly the even and
- * odd elements, nothing written past n, and the flag set exactly when one of
- * the 2 n values read is NaN or infinite (a NaN or an infinity placed past
- * them must not count). */
-static int check_wsplit(const isa_t *isa, int f64, int64_t n)
+/* The row split of Winograd's input transform, dilation d = 1 or 2:
+ * e[q] = s[2 d q] and o[q] = s[2 d q + d] exactly, nothing written past n,
+ * and the flag set exactly when one of those 2 n values is NaN or infinite
+ * (NaNs and infinities in every element not read must not count). */
+static int check_wsplit(const isa_t *isa, int f64, int64_t n, int d)
 {
-    const int64_t es = f64 ? 8 : 4, len = 2 * n + 8;
+    const int64_t es = f64 ? 8 : 4, len = 2 * d * n + 8;
     char *src = malloc((size_t)(len * es)), *e = malloc((size_t)((n + 4) * es));
     char *o = malloc((size_t)((n + 4) * es));
+    char *used = calloc((size_t)len, 1);
     const int kind = (int)ri(0, 4); /* 0-1 finite, 2 NaN, 3 +inf, 4 -inf */
-    const int64_t at = ri(0, 2 * n - 1);
+    const int64_t at = 2 * d * ri(0, n - 1) + d * ri(0, 1); /* a value read */
 #define PUTS(buf, i, v) (f64 ? (void)(((double *)(buf))[i] = (v)) : (void)(((float *)(buf))[i] = (float)(v)))
 #define GETS(buf, i) (f64 ? ((double *)(buf))[i] : (double)((float *)(buf))[i])
-    for (int64_t i = 0; i < len; i++) PUTS(src, i, ru() * (i % 7 == 3 ? 1e30 : 1.0));
-    for (int64_t i = 2 * n; i < len; i++) PUTS(src, i, i % 2 ? NAN : INFINITY); /* not read */
+    for (int64_t q = 0; q < n; q++) used[2 * d * q] = used[2 * d * q + d] = 1;
+    for (int64_t i = 0; i < len; i++) /* not read: NaN and infinities */
+        PUTS(src, i, used[i] ? ru() * (i % 7 == 3 ? 1e30 : 1.0) : i % 2 ? NAN : -INFINITY);
     if (kind >= 2) PUTS(src, at, kind == 2 ? NAN : kind == 3 ? INFINITY : -INFINITY);
     for (int64_t i = 0; i < n + 4; i++) {
         PUTS(e, i, 777.0);
         PUTS(o, i, 777.0);
     }
-    const int flag = f64 ? isa->ws64(n, (const double *)src, (double *)e, (double *)o)
-                         : isa->ws32(n, (const float *)src, (float *)e, (float *)o);
+    const int flag = f64 ? isa->ws64(n, (const double *)src, d, (double *)e, (double *)o)
+                         : isa->ws32(n, (const float *)src, d, (float *)e, (float *)o);
     int bad = flag != (kind >= 2);
     for (int64_t q = 0; q < n; q++) {
-        const double se = GETS(src, 2 * q), so = GETS(src, 2 * q + 1);
+        const double se = GETS(src, 2 * d * q), so = GETS(src, 2 * d * q + d);
         const double ge = GETS(e, q), go = GETS(o, q);
         if (!((ge == se || (ge != ge && se != se)) && (go == so || (go != go && so != so)))) bad = 1;
     }
@@ -457,9 +459,9 @@ static int check_wsplit(const isa_t *isa, int f64, int64_t n)
 #undef PUTS
 #undef GETS
     if (bad)
-        printf("FAIL wino row split %s %s n=%lld kind=%d flag=%d\n", isa->name, f64 ? "f64" : "f32",
-               (long long)n, kind, flag);
-    free(src); free(e); free(o);
+        printf("FAIL wino row split %s %s n=%lld d=%d kind=%d flag=%d\n", isa->name,
+               f64 ? "f64" : "f32", (long long)n, d, kind, flag);
+    free(src); free(e); free(o); free(used);
     return bad;
 }
 
@@ -484,7 +486,7 @@ int main(int argc, char **argv)
                 failures += check_pack(&isas[i], f64, ri(1, 40), (int)ri(1, isas[i].nr));
                 failures += check_w(&isas[i], f64, ri(1, 6), it < 40 ? it + 1 : ri(1, 70));
                 failures += check_wt(&isas[i], f64, it < 40 ? it + 1 : ri(1, 40));
-                failures += check_wsplit(&isas[i], f64, it < 40 ? it + 1 : ri(1, 70));
+                failures += check_wsplit(&isas[i], f64, it < 40 ? it + 1 : ri(1, 70), (int)ri(1, 2));
                 failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
                 failures += check_n(&isas[i], f64, ri(1, 200), (int)ri(0, 1),
                                     (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
