@@ -45,21 +45,28 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
     const int64_t tiles = ((g->out[1] + 1) / 2) * ((g->out[2] + 1) / 2);
     if (cc_wide_f32(elsize)) {
         /* 16-lane vectors (AVX-512): the micro-kernels do twice the work per
-         * instruction, the per-run and per-channel costs of the transforms
-         * stay, and runs of tiles (a 28-wide image: 14) fill one vector at
-         * most.  Undilated layers only (dilated phases have runs of 7-9
-         * tiles: 1.45-2.25x igemm's time), >= 32 channels on 56x56 outputs
-         * and up, or >= 128 with >= 392 tiles in the batch.  Measured on
-         * a Xeon (Sapphire Rapids class), 2 threads, Winograd time / igemm
-         * time (benches/results/heuristics-2026-12-01.md): 56x56 and up
-         * 0.61-0.97; 28x28 with >= 128 channels and batch >= 4 0.67-1.01,
-         * 8x256x14x14 0.86; left out: 28x28 with 32-64 channels 1.12-1.23,
-         * batch-1 20x20-28x28 at 128-256 channels 1.32-1.45. */
-        if (g->dil[1] != 1 || g->dil[2] != 1) return 0;
+         * instruction, and the transforms' fixed costs (the filter transform
+         * per call, the split and transforms per channel and run of tiles)
+         * must be spread over enough channels and tiles.  Measured on a Xeon
+         * (Sapphire Rapids class), 1 and 2 threads, Winograd time / igemm
+         * time, after the row split and the transforms were vectorised
+         * (benches/results/heuristics-wino-2026-12-01.md):
+         *   >= 32 channels on 56x56 outputs and up: 0.64-0.96;
+         *   >= 64 channels on images of >= 49 tiles (14x14) with channels
+         *   x tiles of the batch >= 32768: 0.57-0.99 (4x64 28x28 0.86/0.79,
+         *   1x256 24x24 0.72, 8x256 14x14 0.68); below it 0.87-2.8 (1x128
+         *   28x28 1.0, 4x128 14x14 1.05-1.2, 1x256 20x20 1.07-1.19); 7x7
+         *   images (16 tiles) 0.86-1.01 stay out;
+         *   dilation 2, >= 64 channels and >= 196 tiles per image: 0.65-0.87
+         *   (deeplab's 1x256 33x33 0.78-0.84); 32 channels 1.3, 9x9 tiles
+         *   1.05; dilations 3-4 (their split is scalar) 1.2. */
+        const int64_t dmax = g->dil[1] > g->dil[2] ? g->dil[1] : g->dil[2];
+        if (dmax > 2) return 0;
         const int64_t ch = cig < cog ? cig : cog;
         if (ch < 32) return 0;
-        if (tiles >= 784) return 1;
-        return ch >= 128 && tiles >= 16 && (double)g->batch * (double)tiles >= 392.0;
+        if (dmax == 1 && tiles >= 784) return 1;
+        if (ch < 64 || tiles < 49 || (dmax == 2 && tiles < 196)) return 0;
+        return (double)ch * (double)g->batch * (double)tiles >= 32768.0;
     }
     if (cig < 32 || cog < 32) return 0;
     if (tiles >= 196 || (elsize == 8 && tiles >= 49)) return 1;

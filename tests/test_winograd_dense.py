@@ -191,16 +191,28 @@ def test_method_rule_16_lanes():
         assert _method((1, 32, 54, 54), (32, 32, 3, 3), 1, 1) != "winograd"       # 729
         assert _method((1, 16, 56, 56), (16, 16, 3, 3), 1, 1) != "winograd"       # 16 channels
         assert _method((1, 64, 56, 56), (16, 64, 3, 3), 1, 1) != "winograd"       # 16 out
-        assert _method((4, 128, 28, 28), (128, 128, 3, 3), 1, 1) == "winograd"    # 196 x 4
-        assert _method((1, 128, 28, 28), (128, 128, 3, 3), 1, 1) != "winograd"    # 196 x 1
-        assert _method((8, 96, 28, 28), (96, 96, 3, 3), 1, 1) != "winograd"       # 96 channels
-        assert _method((8, 64, 28, 28), (64, 64, 3, 3), 1, 1) != "winograd"       # 64
-        assert _method((8, 256, 14, 14), (256, 256, 3, 3), 1, 1) == "winograd"    # 49 x 8
-        assert _method((7, 256, 14, 14), (256, 256, 3, 3), 1, 1) != "winograd"    # 49 x 7
+        # >= 64 channels: channels x tiles of the batch >= 32768
+        assert _method((4, 128, 28, 28), (128, 128, 3, 3), 1, 1) == "winograd"    # 128 x 784
+        assert _method((1, 128, 28, 28), (128, 128, 3, 3), 1, 1) != "winograd"    # 128 x 196
+        assert _method((1, 256, 24, 24), (256, 256, 3, 3), 1, 1) == "winograd"    # 256 x 144
+        assert _method((1, 256, 22, 22), (256, 256, 3, 3), 1, 1) != "winograd"    # 256 x 121
+        assert _method((8, 64, 28, 28), (64, 64, 3, 3), 1, 1) == "winograd"       # 64 x 1568
+        assert _method((2, 64, 28, 28), (64, 64, 3, 3), 1, 1) != "winograd"       # 64 x 392
+        assert _method((8, 48, 28, 28), (48, 48, 3, 3), 1, 1) != "winograd"       # 48 channels
+        assert _method((8, 256, 14, 14), (256, 256, 3, 3), 1, 1) == "winograd"    # 256 x 392
+        assert _method((2, 256, 14, 14), (256, 256, 3, 3), 1, 1) != "winograd"    # 256 x 98
         assert _method((8, 512, 7, 7), (512, 512, 3, 3), 1, 1) == "im2col"        # small_deep
         assert _method((64, 128, 5, 5), (128, 128, 3, 3), 1, 1) != "winograd"     # 9 tiles
-        assert _method((1, 64, 56, 56), (64, 64, 3, 3), 2, 1, dil=2) != "winograd"  # dilated
-        assert _method((1, 256, 33, 33), (256, 256, 3, 3), 2, 1, dil=2) != "winograd"
+        assert _method((16, 256, 8, 8), (256, 256, 3, 3), 1, 1) != "winograd"     # 16 tiles
+        assert _method((16, 256, 13, 13), (256, 256, 3, 3), 1, 1) == "winograd"  # 49 tiles
+        # dilation 2: >= 64 channels on >= 196 tiles per image, the same product
+        assert _method((1, 64, 56, 56), (64, 64, 3, 3), 2, 1, dil=2) == "winograd"
+        assert _method((1, 256, 33, 33), (256, 256, 3, 3), 2, 1, dil=2) == "winograd"
+        assert _method((4, 32, 56, 56), (32, 32, 3, 3), 2, 1, dil=2) != "winograd"  # 32 ch
+        assert _method((1, 512, 17, 17), (512, 512, 3, 3), 2, 1, dil=2) != "winograd"  # 81
+        assert _method((2, 64, 28, 28), (64, 64, 3, 3), 2, 1, dil=2) != "winograd"  # 64 x 392
+        assert _method((1, 64, 56, 56), (64, 64, 3, 3), 3, 1, dil=3) != "winograd"  # dilation 3
+        assert _method((1, 64, 56, 56), (64, 64, 3, 3), (2, 1), 1, dil=(2, 1)) == "winograd"
         # float64 keeps the rule of the narrow vectors
         assert _method((1, 32, 14, 14), (32, 32, 3, 3), 1, 1, np.float64) == "winograd"
         assert _method((1, 64, 56, 56), (64, 64, 3, 3), 2, 1, np.float64, dil=2) == "winograd"
@@ -257,7 +269,8 @@ def test_finite_differences_float64():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("what", ["x_inf", "x_nan", "x_both_infs", "w_inf_edge", "w_nan", "bias_inf"])
+@pytest.mark.parametrize("what", ["x_inf", "x_nan", "x_both_infs", "w_inf_edge", "w_nan", "bias_inf",
+                                  "x_inf_dil2", "x_nan_dil2"])
 def test_nonfinite_values_give_the_direct_pattern(what, dtype):
     """NaN and infinity where the forward picks Winograd: its transforms
     turn inf into inf - inf = NaN and spread a NaN over whole tiles (found
@@ -266,9 +279,11 @@ def test_nonfinite_values_give_the_direct_pattern(what, dtype):
     and the NaN and +-inf positions are the reference's."""
     rng = np.random.default_rng(zlib.crc32(f"nonfinite {what} {np.dtype(dtype).name}".encode()))
     x = rng.standard_normal((1, 64, 56, 57)).astype(dtype)
-    w = rng.standard_normal((48, 64, 3, 3)).astype(dtype)
-    b = rng.standard_normal(48).astype(dtype)
-    assert _method(x.shape, w.shape, 1, 1, dtype) == "winograd"
+    d = 2 if what.endswith("dil2") else 1  # dilation 2: its own row split
+    co = 64 if d == 2 else 48
+    w = rng.standard_normal((co, 64, 3, 3)).astype(dtype)
+    b = rng.standard_normal(co).astype(dtype)
+    assert _method(x.shape, w.shape, d, 1, dtype, dil=d) == "winograd"
     if what == "x_inf":
         x[0, 3, 10, 20] = np.inf
     elif what == "x_nan":
@@ -279,15 +294,24 @@ def test_nonfinite_values_give_the_direct_pattern(what, dtype):
         w[7, 2, 0, 0] = -np.inf
     elif what == "w_nan":
         w[9, 60, 1, 2] = np.nan
+    elif what == "x_inf_dil2":  # an odd column: the second phase's
+        x[0, 3, 10, 21] = np.inf
+    elif what == "x_nan_dil2":
+        x[0, 5, 30, 40] = np.nan
     else:
         b[5] = np.inf
-    y = cconv.conv2d(x, w, b, padding=1)
     with np.errstate(invalid="ignore", over="ignore"):
-        r = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), 1, 1)
-    for name, test in (("NaN", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
-        got, want = test(y), test(r)
-        assert (got == want).all(), (
-            f"{what}: {name} at {int(got.sum())} places, the reference at {int(want.sum())}")
+        r = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), 1, d,
+                     dilation=(d, d))
+    for isa in (None, NARROW) if d == 2 else (None,):  # the split of each vector width
+        with forced_isa(isa or ISAS[-1]):
+            assert _method(x.shape, w.shape, d, 1, dtype, dil=d) == "winograd"
+            y = cconv.conv2d(x, w, b, padding=d, dilation=d)
+        for name, test in (("NaN", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
+            got, want = test(y), test(r)
+            assert (got == want).all(), (
+                f"{what} {isa}: {name} at {int(got.sum())} places, the reference at "
+                f"{int(want.sum())}")
     fin = np.isfinite(r)
     assert fin.sum() > 0.5 * r.size
     assert np.allclose(y[fin], r[fin], rtol=1e-3 if dtype == np.float32 else 1e-10, atol=1e-3)
