@@ -17,6 +17,16 @@
 #define IW_BAD(v) (!((v) >= -IW_FMAX && (v) <= IW_FMAX))
 #define IW_FMAX ((IG_T)(sizeof(IG_T) == 4 ? FLT_MAX : DBL_MAX))
 
+/* 1 when one of the n values at v is NaN or infinite: x - x is 0 exactly
+ * for every finite x, NaN otherwise; an OR of comparisons, which the
+ * compiler vectorises (a test per weight inside the transform below had
+ * it branch on every value). */
+static int IW_FN(iw_nonfinite_)(const IG_T *v, int64_t n) {
+    int bad = 0;
+    for (int64_t i = 0; i < n; ++i) bad |= !(v[i] - v[i] == 0);
+    return bad;
+}
+
 /* Returns 1 when a weight is NaN or infinite (the transform is done anyway). */
 static int IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w, IG_T *ap) {
     const int64_t cig = p->cig, cog = p->cog, mr = p->mr, mpan = p->mpan;
@@ -25,19 +35,20 @@ static int IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w, 
 #pragma omp parallel for schedule(static) num_threads(p->nt) if (p->nt > 1) reduction(| : bad)
     for (int64_t pi = 0; pi < panels; ++pi) {
         const int64_t gi = pi / mpan, ip = pi % mpan;
+        const int64_t rows = cc_min64(mr, cog - ip * mr); /* real rows of the panel */
+        const IG_T *wp = w + (gi * cog + ip * mr) * cig * 9;
+        bad |= IW_FN(iw_nonfinite_)(wp, rows * cig * 9);
         for (int64_t ci = 0; ci < cig; ++ci) {
             IG_T u[16][IG_MR_MAX];
             for (int64_t i = 0; i < mr; ++i) {
-                const int64_t co = ip * mr + i;
-                if (co >= cog) {
+                if (i >= rows) {
                     for (int q = 0; q < 16; ++q) u[q][i] = 0;
                     continue;
                 }
-                const IG_T *k = w + ((gi * cog + co) * cig + ci) * 9;
+                const IG_T *k = wp + (i * cig + ci) * 9;
                 IG_T t[4][3]; /* G g: rows 0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */
                 for (int c = 0; c < 3; ++c) {
                     const IG_T a0 = k[c], a1 = k[3 + c], a2 = k[6 + c];
-                    bad |= IW_BAD(a0) | IW_BAD(a1) | IW_BAD(a2);
                     t[0][c] = a0;
                     t[1][c] = (IG_T)0.5 * (a0 + a1 + a2);
                     t[2][c] = (IG_T)0.5 * (a0 - a1 + a2);
