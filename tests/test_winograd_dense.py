@@ -228,12 +228,33 @@ def test_public_api_on_winograd_layers(dtype):
         _check_public_api(rng, dtype)
 
 
-def _check_public_api(rng, dtype):
-    for xs, ws, pad, dil, groups in (((2, 64, 28, 30), (64, 64, 3, 3), 1, 1, 1),
-                                     ((1, 48, 29, 27), (40, 48, 3, 3), (0, 2), 1, 1),
-                                     ((2, 128, 28, 28), (128, 64, 3, 3), 1, 1, 2),
-                                     ((1, 64, 33, 33), (64, 64, 3, 3), 2, 2, 1),
-                                     ((1, 64, 31, 30), (64, 64, 3, 3), (3, 1), (3, 1), 1)):
+NARROW_LAYERS = (((2, 64, 28, 30), (64, 64, 3, 3), 1, 1, 1),
+                 ((1, 48, 29, 27), (40, 48, 3, 3), (0, 2), 1, 1),
+                 ((2, 128, 28, 28), (128, 64, 3, 3), 1, 1, 2),
+                 ((1, 64, 33, 33), (64, 64, 3, 3), 2, 2, 1),
+                 ((1, 64, 31, 30), (64, 64, 3, 3), (3, 1), (3, 1), 1))
+# layers of the 16-lane rule's clauses: >= 784 tiles; >= 64 channels with
+# channels x batch tiles >= 32768 (odd sizes, cig != cog, groups of 64,
+# 'valid' padding); dilation 2 on both axes and on one
+WIDE_LAYERS = (((1, 32, 56, 57), (40, 32, 3, 3), 1, 1, 1),
+               ((1, 256, 23, 25), (256, 256, 3, 3), 1, 1, 1),
+               ((3, 64, 27, 29), (72, 64, 3, 3), (0, 1), 1, 1),
+               ((3, 128, 29, 28), (128, 64, 3, 3), 1, 1, 2),
+               ((2, 80, 33, 31), (64, 80, 3, 3), 2, 2, 1),
+               ((3, 64, 30, 29), (64, 64, 3, 3), (2, 1), (2, 1), 1))
+
+
+@pytest.mark.skipif(WIDE is None, reason="no AVX-512 kernels in this build or on this CPU")
+@pytest.mark.parametrize("dtype", [np.float32])
+def test_public_api_on_winograd_layers_16_lanes(dtype):
+    """The same on layers that the 16-lane float32 rule sends to Winograd."""
+    rng = np.random.default_rng(12)
+    with forced_isa(WIDE):
+        _check_public_api(rng, dtype, WIDE_LAYERS)
+
+
+def _check_public_api(rng, dtype, layers=NARROW_LAYERS):
+    for xs, ws, pad, dil, groups in layers:
         assert _method(xs, ws, pad, groups, dtype, dil=dil) == "winograd"
         x = rng.standard_normal(xs).astype(dtype)
         w = rng.standard_normal(ws).astype(dtype)
