@@ -57,9 +57,9 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
          *   1x256 24x24 0.72, 8x256 14x14 0.68); below it 0.87-2.8 (1x128
          *   28x28 1.0, 4x128 14x14 1.05-1.2, 1x256 20x20 1.07-1.19); 7x7
          *   images (16 tiles) 0.86-1.01 stay out;
-         *   dilation 2, >= 64 channels and >= 196 tiles per image: 0.65-0.87
-         *   (deeplab's 1x256 33x33 0.78-0.84); 32 channels 1.3, 9x9 tiles
-         *   1.05; dilations 3-4 (their split is scalar) 1.2. */
+         *   dilation 2, >= 64 channels and >= 196 tiles per image: 0.65-0.92
+         *   (deeplab's 1x256 33x33 0.71-0.84); 32 channels 1.2-1.35, 9x9
+         *   tiles 0.73-1.10; dilations 3-4 (their split is scalar) 1.2. */
         const int64_t dmax = g->dil[1] > g->dil[2] ? g->dil[1] : g->dil[2];
         if (dmax > 2) return 0;
         const int64_t ch = cig < cog ? cig : cog;

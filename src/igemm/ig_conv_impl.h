@@ -117,7 +117,7 @@ static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, c
         IG_FN(ig_pf_) pf;
         IG_FN(ig_pf_init_)(g, p, x, y, it + p->nt, &pf);
         /* Not with the 16-lane float32 kernels: measured on a Xeon
-         * (Sapphire Rapids class, 2 MiB L2), 2 threads, builds alternated 8
+         * (Sapphire Rapids class, 2 MiB L2), 2 threads, builds alternated 12
          * times, the prefetches stalled on full fill buffers and made the
          * ResNeXt layers slower (without / with: resnext_28_s2 0.85,
          * resnext_28 0.91, resnext_14 0.88, resnext_32x4d 1.02).  They were
