@@ -25,10 +25,17 @@ typedef struct IG_FN(ig_pf_) {
     const char *cur, *end;      /* next line and the end of the channel's span */
 } IG_FN(ig_pf_);
 
-static void IG_FN(ig_pf_init_)(const cc_geom *g, const ig_plan *p, const IG_T *x, IG_T *y,
-                               int64_t it, IG_FN(ig_pf_) *pf) {
+/* Not with the 16-lane float32 kernels (lanes >= 16): measured on a Xeon
+ * (Sapphire Rapids class, 2 MiB L2), 2 threads, builds alternated 12 times,
+ * the prefetches stalled on full fill buffers and made the ResNeXt layers
+ * slower (without / with: resnext_28_s2 0.85, resnext_28 0.91, resnext_14
+ * 0.88, resnext_32x4d 1.02).  They were measured 6-18% faster on an AMD
+ * EPYC with AVX2 (683d7ec). */
+static void IG_FN(ig_pf_init_)(const cc_geom *g, const ig_plan *p, int lanes, const IG_T *x,
+                               IG_T *y, int64_t it, IG_FN(ig_pf_) *pf) {
     memset(pf, 0, sizeof *pf);
     pf->part = 2; /* nothing to do */
+    if (sizeof(IG_T) == 4 && lanes >= 16) return;
     if (it >= p->items || p->nw != 1 || g->k[0] != 1 || g->in[0] != 1) return;
     const int64_t es = (int64_t)sizeof(IG_T), H = g->in[1], W = g->in[2];
     const int64_t Ho = g->out[1], Wo = g->out[2];
@@ -115,14 +122,7 @@ static void IG_FN(ig_item_)(const cc_geom *g, const ig_plan *p, const IG_T *x, c
         const int64_t ldw = ig_round_up(nqw, nr);
         IG_T *cw = bp;
         IG_FN(ig_pf_) pf;
-        IG_FN(ig_pf_init_)(g, p, x, y, it + p->nt, &pf);
-        /* Not with the 16-lane float32 kernels: measured on a Xeon
-         * (Sapphire Rapids class, 2 MiB L2), 2 threads, builds alternated 12
-         * times, the prefetches stalled on full fill buffers and made the
-         * ResNeXt layers slower (without / with: resnext_28_s2 0.85,
-         * resnext_28 0.91, resnext_14 0.88, resnext_32x4d 1.02).  They were
-         * measured 6-18% faster on an AMD EPYC with AVX2 (683d7ec). */
-        if (sizeof(IG_T) == 4 && kern->lanes >= 16) pf.part = 2;
+        IG_FN(ig_pf_init_)(g, p, kern->lanes, x, y, it + p->nt, &pf);
         const int64_t ncalls = cc_ceil_div(p->K, p->kc) * cc_ceil_div(nqw, nr) * npan;
         const int64_t per = cc_ceil_div(IG_FN(ig_pf_total_)(&pf), ncalls);
         for (int64_t pc = 0; pc < p->K; pc += p->kc) {

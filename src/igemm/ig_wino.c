@@ -1,6 +1,5 @@
 /* Winograd F(2x2, 3x3) forward (ig_wino.h), float32 and float64
  * (ig_wino_impl.h), and its workspace. */
-#include <float.h>
 #include <stdint.h>
 #include <string.h>
 #include "omp_compat.h"

@@ -13,17 +13,16 @@
  * panels; per input channel the MR rows' 16 values are made first, so the
  * stores are 16 sequential streams of MR values (a row at a time wrote 16
  * streams at a stride of MR). */
-/* A value outside [-max, max]: NaN or an infinity. */
-#define IW_BAD(v) (!((v) >= -IW_FMAX && (v) <= IW_FMAX))
-#define IW_FMAX ((IG_T)(sizeof(IG_T) == 4 ? FLT_MAX : DBL_MAX))
+/* NaN or an infinity: x - x is 0 exactly for every finite x, NaN
+ * otherwise (the kernels' wsplit tests the same way). */
+#define IW_BAD(v) (!((v) - (v) == 0))
 
-/* 1 when one of the n values at v is NaN or infinite: x - x is 0 exactly
- * for every finite x, NaN otherwise; an OR of comparisons, which the
- * compiler vectorises (a test per weight inside the transform below had
- * it branch on every value). */
+/* 1 when one of the n values at v is NaN or infinite: an OR of
+ * comparisons, which the compiler vectorises (a test per weight inside the
+ * transform below had it branch on every value). */
 static int IW_FN(iw_nonfinite_)(const IG_T *v, int64_t n) {
     int bad = 0;
-    for (int64_t i = 0; i < n; ++i) bad |= !(v[i] - v[i] == 0);
+    for (int64_t i = 0; i < n; ++i) bad |= IW_BAD(v[i]);
     return bad;
 }
 
@@ -245,7 +244,6 @@ int IW_FN(cc_conv_fwd_wino_checked_)(const cc_geom *g, const IG_T *x, const IG_T
 }
 
 #undef IW_BAD
-#undef IW_FMAX
 #undef IW_FN
 #undef IW_CAT
 #undef IW_CAT2
