@@ -530,6 +530,22 @@ def test_large_plane_many_threads(isa_guard):
     check_case(Case(1, 1, 3, (61, 33), (5, 5), (2, 2), (2, 2), (1, 1)), np.float64, rng, nt=3)
 
 
+@pytest.mark.parametrize("dtype,case", [
+    # input rows 63 wide: no prefetch; 64 wide: prefetch (DW_PF_MIN_WIDTH)
+    (np.float32, Case(1, 3, 1, (20, 63), (3, 3), (1, 1), (1, 1), (1, 1))),
+    (np.float32, Case(2, 2, 2, (19, 64), (3, 3), (2, 2), (1, 1), (1, 1))),
+    (np.float64, Case(1, 2, 1, (11, 130), (5, 5), (1, 1), (2, 2), (1, 1))),
+    # narrow rows, but more than 8 MiB of input and output: prefetch
+    (np.float64, Case(1, 2, 1, (6600, 40), (3, 3), (1, 1), (1, 1), (1, 1))),
+    (np.float32, Case(1, 2, 1, (13200, 40), (3, 3), (2, 2), (1, 1), (1, 1))),
+])
+def test_plane_prefetch_rule_sides(dtype, case, isa_guard):
+    """The plane kernels with and without their row prefetches
+    (dw_plane_pf: by row width and by the bytes a call moves), forward and
+    adjoint, against the reference and the scalar kernels."""
+    check_case(case, dtype, np.random.default_rng(case.in_[1]), nt=2)
+
+
 def test_zero_sizes():
     g = Case(0, 3, 2, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1)).geom()
     e = np.empty(0, np.float32)
