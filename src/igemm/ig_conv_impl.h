@@ -257,6 +257,9 @@ int IG_FN(cc_conv_fwd_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *w, co
             if (nm == mr && mr == 8) {
                 for (int64_t k = 0; k < p.K; ++k, dst += 8)
                     for (int i = 0; i < 8; ++i) dst[i] = src[i * p.K + k];
+            } else if (nm == mr && mr == 4) {
+                for (int64_t k = 0; k < p.K; ++k, dst += 4)
+                    for (int i = 0; i < 4; ++i) dst[i] = src[i * p.K + k];
             } else {
                 for (int64_t k = 0; k < p.K; ++k, dst += mr)
                     for (int i = 0; i < mr; ++i) dst[i] = i < nm ? src[i * p.K + k] : (IG_T)0;
