@@ -351,20 +351,16 @@ DW_HIDDEN int cc_dw_fwd_cl_f32(const dw_dims *d, const float *x, const float *w,
 DW_HIDDEN int cc_dw_fwd_cl_f64(const dw_dims *d, const double *x, const double *w,
                                const double *bias, double *y, int nthreads);
 
-/* Cost of a call in the units of DW_MIN_PARALLEL_COST (in double: no
- * overflow for any geometry): its multiply-adds, 2 per element of input and
- * output (memory traffic) and 300 per output row of one channel (the
- * drivers' per-row work: row buffers, tap lists, kernel calls; small planes
- * of many channels are dominated by it). */
 /* Whether the plane kernels prefetch input rows ahead of their copy and
  * the next output rows (dw2d.inc): for calls that move more than this many
  * bytes (input and output), or whose input rows are at least
  * DW_PF_MIN_WIDTH elements wide.  In-process A/B on the AMD EPYC (AVX2,
  * 2 threads, 3x3, time without / with the prefetches): one 56-wide image
- * of 144 channels (3.6 MB) 0.92-1.00 at stride 1 and 0.93-0.95 at
- * stride 2, 28- and 14-wide planes 0.90-0.94, 2-6 images of 56 wide
- * (4.8-7.2 MB) 0.97-1.00; but 4x144x56x56 (14.5 MB) 1.11, 8x144x56x56
- * stride 2 1.24, and 112-wide rows 1.03-1.14 even at 1.6 MB of input. */
+ * of 144 channels (3.6 MB) 0.87-1.00 at stride 1 and 0.91-0.95 at
+ * stride 2 (5 runs), 28- and 14-wide planes 0.87-0.94, other calls of
+ * 4.8-7.2 MB on 28-56 wide planes 0.85-1.00; but 4x144x56x56 (14.5 MB)
+ * 1.11, 8x144x56x56 stride 2 1.24, and 112-wide rows 1.03-1.14 even at
+ * 1.6 MB of input. */
 #define DW_PF_MIN_BYTES ((double)(8 << 20))
 #define DW_PF_MIN_WIDTH 64
 static inline int dw_plane_pf(double bytes, int64_t in_width)
@@ -372,6 +368,11 @@ static inline int dw_plane_pf(double bytes, int64_t in_width)
     return bytes > DW_PF_MIN_BYTES || in_width >= DW_PF_MIN_WIDTH;
 }
 
+/* Cost of a call in the units of DW_MIN_PARALLEL_COST (in double: no
+ * overflow for any geometry): its multiply-adds, 2 per element of input and
+ * output (memory traffic) and 300 per output row of one channel (the
+ * drivers' per-row work: row buffers, tap lists, kernel calls; small planes
+ * of many channels are dominated by it). */
 static inline double dw_cost(double macs, double elems, double rows)
 {
     return macs + 2.0 * elems + 300.0 * rows;

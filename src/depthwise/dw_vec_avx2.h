@@ -28,9 +28,9 @@ DW_INLINE __m256i dw_mask_avx2(int64_t c)
 #define VKEEPHI(v, c) _mm256_and_pd((v), _mm256_castsi256_pd(_mm256_cmpgt_epi64( \
     _mm256_add_epi64(_mm256_setr_epi64x(0, 1, 2, 3), _mm256_set1_epi64x(c)), _mm256_set1_epi64x(3))))
 /* The first c lanes of v stored at p (0 < c < V) in 128- and 64-bit
- * pieces: vmaskmovpd/ps stores are microcoded on AMD Zen 1-3 (tens of
- * uops each), and were 70% of igemm's row copy out of its wide block
- * in a one-thread resnext_14 profile on an AMD EPYC. */
+ * pieces: vmaskmovpd/ps stores are microcoded on AMD Zen 1-3, and were
+ * 70% of igemm's row copy out of its wide block in a one-thread
+ * resnext_14 profile on an AMD EPYC. */
 DW_INLINE void dw_storep_avx2(double *p, __m256d v, int64_t c)
 {
     __m128d h = _mm256_castpd256_pd128(v);
