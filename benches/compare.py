@@ -12,7 +12,10 @@ load hits them alike; the NumPy baseline is timed in a pass of its own after
 them, because NumPy's bundled OpenBLAS keeps its worker threads spinning for
 a while after each matmul, and a spinning thread on one of the cores made
 the next cconv or torch call wait for its own worker: on 2 cores a 0.1 ms
-depthwise call took 1.7-2.8 ms after a matmul):
+depthwise call took 1.7-2.8 ms after a matmul).  cconv and torch each run
+their own OpenMP runtime, and the same holds between them to a smaller
+degree; `--timing blocks` times each in short runs of calls of its own
+instead (see run_blocks), which is what a user's loop sees:
 
   cconv   the installed cconv (forward: conv{1,2,3}d / conv_transpose{1,2,3}d;
           backward set: the forward plus cconv.convolution_backward for
@@ -204,6 +207,51 @@ def run_interleaved(contenders, repeat, warmup, sync=None):
     return {nm: (times[nm], faults[nm] / repeat) for nm in names}
 
 
+def run_blocks(contenders, repeat, warmup, block, sync=None):
+    """Like run_interleaved, but each contender runs `block` timed calls in a
+    row, after one untimed call, and the contenders take turns (a, b, a,
+    b, ...: each block follows one of the other) until each has `repeat`
+    timed calls.  Every timed call then follows
+    a call of the same library, as in a user's loop, not a call of the other
+    one: two OpenMP runtimes (cconv's libgomp, torch's bundled one) each keep
+    their workers spinning for a while after a parallel region, and on 2
+    cores the other library's spinning worker delays the next call's own
+    worker (session 15, AMD EPYC, 2 threads: cconv's 0.1 ms depthwise call
+    took 0.22 ms interleaved against 0.16 ms in blocks, torch's 0.57 against
+    0.46 ms; the effect fades with the call's length)."""
+    names = list(contenders)
+    for _ in range(warmup):
+        for nm in names:
+            contenders[nm]()
+    if sync:
+        sync()
+    times = {nm: [] for nm in names}
+    faults = dict.fromkeys(names, 0)
+    while min(len(v) for v in times.values()) < repeat:
+        for nm in names:
+            fn = contenders[nm]
+            fn()
+            if sync:
+                sync()
+            for _ in range(min(block, repeat - len(times[nm]))):
+                f0 = _minflt()
+                t0 = time.perf_counter()
+                fn()
+                if sync:
+                    sync()
+                t1 = time.perf_counter()
+                faults[nm] += _minflt() - f0
+                times[nm].append(t1 - t0)
+    return {nm: (times[nm], faults[nm] / repeat) for nm in names}
+
+
+def run_timed(args, contenders, sync=None):
+    """Time `contenders` the way --timing says."""
+    if args.timing == "blocks":
+        return run_blocks(contenders, args.repeat, args.warmup, args.block, sync)
+    return run_interleaved(contenders, args.repeat, args.warmup, sync)
+
+
 def gemm_ceiling(dtype, repeat, n=1536):
     """GFLOP/s of one big square GEMM at the current thread count, from the best
     of a few calls: torch.mm when torch is installed (a GEMM as good as any),
@@ -329,7 +377,8 @@ def machine_line(args):
     return (f"machine: {cpu}; {os.cpu_count()} cores ({avail} usable); OMP_NUM_THREADS="
             f"{os.environ.get('OMP_NUM_THREADS', 'unset')}; python {platform.python_version()}; "
             f"numpy {np.__version__}; torch {tv}; cconv {getattr(cconv, '__version__', '?')}; "
-            f"dtype {args.dtype}; repeat {args.repeat}; "
+            f"dtype {args.dtype}; repeat {args.repeat}; timing {args.timing}"
+            + (f" (block {args.block})" if args.timing == "blocks" else "") + "; "
             f"date {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}")
 
 
@@ -386,9 +435,9 @@ def run_cpu(args, cases, sets, failures):
                     ref_name = "torch" if "torch" in cont else ("numpy" if "numpy" in cont else None)
                     err = max_err(got, cont[ref_name]()) if ref_name else float("nan")
                     pair = {k: v for k, v in cont.items() if k != "numpy"}
-                    res = run_interleaved(pair, args.repeat, args.warmup)
+                    res = run_timed(args, pair)
                     if "numpy" in cont:  # on its own: see the module docstring
-                        res.update(run_interleaved({"numpy": cont["numpy"]}, args.repeat, args.warmup))
+                        res.update(run_timed(args, {"numpy": cont["numpy"]}))
                 except Exception as e:   # noqa: BLE001  one broken case must not end the run
                     row["backend"] += f" (ERROR {type(e).__name__}: {e})"
                     rows.append(row)
@@ -499,7 +548,7 @@ def run_cuda(args, cases, sets, failures):
                 got = tuple(cp.asnumpy(a) for a in (got if isinstance(got, tuple) else (got,)))
                 err = max_err(got, tuple(t.cpu() for t in (cont["torch"]() if which == "backward"
                                                            else (cont["torch"](),)))) if has_tc else float("nan")
-                res = run_interleaved(cont, args.repeat, args.warmup, sync=sync)
+                res = run_timed(args, cont, sync=sync)
             except Exception as e:   # noqa: BLE001
                 row["backend"] += f" (ERROR {type(e).__name__}: {e})"
                 rows.append(row)
@@ -534,6 +583,10 @@ def parse_args(argv=None):
     ap.add_argument("--dtype", choices=("float32", "float64"), default="float32")
     ap.add_argument("--repeat", type=int, default=10, help="timed calls per contender (default 10)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed calls per contender first (default 2)")
+    ap.add_argument("--timing", choices=("interleaved", "blocks"), default="interleaved",
+                    help="interleaved: cconv and torch alternate call by call (default); blocks: each "
+                         "makes --block calls in a row, the blocks alternating (see run_blocks)")
+    ap.add_argument("--block", type=int, default=5, help="timed calls per block with --timing blocks (default 5)")
     ap.add_argument("--no-numpy", action="store_true", help="leave the NumPy baseline out")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
     ap.add_argument("--out", default=None, metavar="FILE",
@@ -548,8 +601,8 @@ def parse_args(argv=None):
         ap.error(f"--threads: expected integers like 1,2, got {args.threads!r}")
     if not args.threads or min(args.threads) < 1:
         ap.error("--threads: each count must be >= 1")
-    if args.repeat < 1 or args.warmup < 0:
-        ap.error("--repeat must be >= 1 and --warmup >= 0")
+    if args.repeat < 1 or args.warmup < 0 or args.block < 1:
+        ap.error("--repeat and --block must be >= 1 and --warmup >= 0")
     return args, ap
 
 
