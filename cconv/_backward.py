@@ -26,7 +26,7 @@ import numpy as np
 
 from . import _kernels, _layout
 from ._array import get_xp
-from ._config import get_num_threads
+from ._config import get_num_threads, result_empty
 from ._dispatch import select
 from ._functional import (
     _hk, _NoKey, as_array, check_dtypes, compute_dtype, forward_any, native, real_contig, remember,
@@ -176,7 +176,7 @@ def _bilinear(xp, shape, dt, real_fn, a, b, conj_a: bool, conj_b: bool):
     t2 = real_fn(ai, bi)
     t3 = real_fn(ar - ai if conj_a else ar + ai, br - bi if conj_b else br + bi)
     del ar, ai, br, bi
-    res = xp.empty(shape, dtype=dt)
+    res = result_empty(xp, shape, dt)
     # in place: no fourth full-size temporary for the real part
     t3 -= t1
     if conj_a != conj_b:   # sa*sb = -1
@@ -203,7 +203,7 @@ def grad_input_of(p: ConvParams, xp, gy, w, backend=None):
     pr = p.with_dtype(cdt)
 
     def real_fn(g, ww):
-        out = xp.empty(shape, dtype=cdt)
+        out = result_empty(xp, shape, cdt)
         return run_real("grad_input", pr, xp, real_contig(xp, g, cdt), real_contig(xp, ww, cdt), None, out,
                         backend, need_backward=True)
 
@@ -221,7 +221,7 @@ def grad_weight_of(p: ConvParams, xp, x, gy, weight_shape, backend=None):
     pr = p.with_dtype(cdt)
 
     def real_fn(xx, g):
-        out = xp.empty(shape, dtype=cdt)
+        out = result_empty(xp, shape, cdt)
         return run_real("grad_weight", pr, xp, real_contig(xp, xx, cdt), real_contig(xp, g, cdt), None, out,
                         backend, need_backward=True)
 

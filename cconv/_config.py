@@ -8,9 +8,9 @@ import threading
 
 import numpy as np
 
-from . import _kernels
+from . import _kernels, _outbuf
 
-__all__ = ["set_num_threads", "get_num_threads", "show_config", "empty_cache", "workspace"]
+__all__ = ["set_num_threads", "get_num_threads", "show_config", "empty_cache", "workspace", "result_empty"]
 
 _lock = threading.Lock()
 _requested: list[int | None] = [None]
@@ -60,10 +60,22 @@ def workspace(nbytes: int) -> np.ndarray | None:
     return buf
 
 
+def result_empty(xp, shape, dtype):
+    """An uninitialised C-order array for a result or a full-size temporary:
+    on NumPy from the cache of freed result blocks (src/outbuf.h), so that a
+    chain of calls reuses pages already mapped instead of faulting in new
+    ones; ``xp.empty`` otherwise (CuPy has its own memory pool)."""
+    if xp is np:
+        return _outbuf.empty(shape, dtype)
+    return xp.empty(shape, dtype=dtype)
+
+
 def empty_cache() -> None:
-    """Release the scratch memory kept between calls."""
+    """Release the scratch memory kept between calls and the freed result
+    blocks kept for reuse."""
     _generation[0] += 1
     _tls.buf = None
+    _outbuf.release()
 
 
 def show_config(file=None) -> None:

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _autotune, _layout
 from ._array import get_xp
+from ._config import result_empty
 from ._dispatch import Backend, _tuned_any, backend_module, select
 from ._params import ConvParams, check_flag, make_params
 
@@ -156,7 +157,7 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
         be = p.__dict__.get("_np_forward")
         if be is None:
             be = p.__dict__["_np_forward"] = select(p, np)[0]
-        y = out if out is not None else np.empty(p.output_shape, dtype=x.dtype)
+        y = out if out is not None else result_empty(np, p.output_shape, x.dtype)
         backend_module(be).forward(p, x, w, b, y)
         return y
     if xp is np:
@@ -174,13 +175,13 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     pr = p.with_dtype(cdt)
     shape = p.output_shape
     if dt in _REAL:
-        y = out if out is not None else xp.empty(shape, dtype=dt)
+        y = out if out is not None else result_empty(xp, shape, dt)
         return run_real(
             "forward", pr, xp, real_contig(xp, x, cdt), real_contig(xp, w, cdt),
             real_contig(xp, b, cdt), y, backend, need_backward,
         )
     if dt.kind == "f":  # float16: computed in float32
-        y32 = xp.empty(shape, dtype=cdt)
+        y32 = result_empty(xp, shape, cdt)
         run_real(
             "forward", pr, xp, real_contig(xp, x, cdt), real_contig(xp, w, cdt),
             real_contig(xp, b, cdt), y32, backend, need_backward,
@@ -192,13 +193,13 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     # complex: Gauss trick, (a + ib)(c + id) from three real convolutions
     xr, xi = real_contig(xp, x.real, cdt), real_contig(xp, x.imag, cdt)
     wr, wi = real_contig(xp, w.real, cdt), real_contig(xp, w.imag, cdt)
-    t1 = xp.empty(shape, dtype=cdt)
-    t2 = xp.empty(shape, dtype=cdt)
-    t3 = xp.empty(shape, dtype=cdt)
+    t1 = result_empty(xp, shape, cdt)
+    t2 = result_empty(xp, shape, cdt)
+    t3 = result_empty(xp, shape, cdt)
     run_real("forward", pr, xp, xr, wr, None, t1, backend, need_backward)
     run_real("forward", pr, xp, xi, wi, None, t2, backend, need_backward)
     run_real("forward", pr, xp, xr + xi, wr + wi, None, t3, backend, need_backward)
-    y = out if out is not None else xp.empty(shape, dtype=dt)
+    y = out if out is not None else result_empty(xp, shape, dt)
     # real = t1 - t2, imag = t3 - t1 - t2, in place (no fourth temporary)
     t3 -= t1
     t3 -= t2

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from . import _depthwise, _kernels, _nhwc
-from ._config import get_num_threads, workspace
+from ._config import get_num_threads, result_empty, workspace
 from ._dispatch import Backend, as_backend
 
 __all__ = ["is_channels_last", "empty_channels_last", "forward", "set_enabled"]
@@ -80,7 +80,7 @@ def empty_channels_last(shape, dtype) -> np.ndarray:
     """An uninitialised array of NCHW ``shape`` with channels-last memory."""
     nd = len(shape)
     phys = (shape[0],) + tuple(shape[2:]) + (shape[1],)
-    return np.empty(phys, dtype=dtype).transpose(_to_first(nd))
+    return result_empty(np, phys, dtype).transpose(_to_first(nd))
 
 
 def _dims(shape) -> tuple:
@@ -103,7 +103,7 @@ def to_channels_first(x, out=None) -> np.ndarray:
             return np.ascontiguousarray(x)
         np.copyto(out, x)
         return out
-    y = np.empty(x.shape, dtype=x.dtype) if out is None else out
+    y = result_empty(np, x.shape, x.dtype) if out is None else out
     src = x.transpose(_to_last(x.ndim)).reshape(-1).view(np.uint8)
     _nhwc.transpose(n, s, c, x.dtype.itemsize, src, y.reshape(-1).view(np.uint8),
                     get_num_threads())
@@ -243,7 +243,7 @@ def forward(p, x, w, b, out, backend, need_backward, fallback):
                 y32 = empty_channels_last(p.output_shape, np.float32)
                 _run_nhwc(p32, x32, w, b, y32, True)
                 return y32.astype(dt)  # order 'K': stays channels last
-            y32 = np.empty(p.output_shape, np.float32)
+            y32 = result_empty(np, p.output_shape, np.float32)
             _run_nhwc(p32, x32, w, b, y32, False)
             out[...] = y32
             return out

@@ -20,8 +20,9 @@
  * All arrays are C-contiguous.  Sizes and indices are int64_t.  Functions
  * return 0 on success, CC_ERR_NOMEM when scratch memory could not be had and
  * CC_ERR_ARG for a geometry they cannot run.  Scratch memory is passed in by
- * the caller (ws, ws_bytes; ask *_workspace for the size), so the C core keeps
- * no state between calls.
+ * the caller (ws, ws_bytes; ask *_workspace for the size), so the kernels keep
+ * no state between calls (outbuf.h, the allocator of result arrays, keeps
+ * freed blocks).
  */
 #ifndef CCONV_H
 #define CCONV_H
