@@ -1,9 +1,39 @@
 /* The cache of freed result blocks: see outbuf.h. */
 #include "outbuf.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The system allocator and the lock.  POSIX: posix_memalign and a pthread
+ * mutex, held across fork() by an atfork handler so that a child never
+ * starts with it locked by a thread it does not have.  Elsewhere (Windows)
+ * nothing is cached: every block goes straight back to the system. */
+#if defined(_WIN32)
+#include <malloc.h>
+#define OB_CACHING 0
+static void *ob_sys_alloc(size_t n) { return _aligned_malloc(n, 64); }
+static void ob_sys_free(void *p) { _aligned_free(p); }
+static void ob_lock_(void) {}
+static void ob_unlock_(void) {}
+#else
+#include <pthread.h>
+#define OB_CACHING 1
+static pthread_mutex_t ob_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t ob_once = PTHREAD_ONCE_INIT;
+static void ob_atfork_prepare(void) { pthread_mutex_lock(&ob_lock); }
+static void ob_atfork_release(void) { pthread_mutex_unlock(&ob_lock); }
+static void ob_init(void) { pthread_atfork(ob_atfork_prepare, ob_atfork_release, ob_atfork_release); }
+static void *ob_sys_alloc(size_t n) {
+    void *p = NULL;
+    return posix_memalign(&p, 64, n) == 0 ? p : NULL;
+}
+static void ob_sys_free(void *p) { free(p); }
+static void ob_lock_(void) {
+    pthread_once(&ob_once, ob_init);
+    pthread_mutex_lock(&ob_lock);
+}
+static void ob_unlock_(void) { pthread_mutex_unlock(&ob_lock); }
+#endif
 
 /* Every block carries a 64-byte header in front of what the caller sees:
  * its usable size, so that free and realloc need no size from the caller. */
@@ -15,7 +45,6 @@ typedef struct ob_slot {
     uint64_t stamp; /* when it was cached: the oldest is evicted first */
 } ob_slot;
 
-static pthread_mutex_t ob_lock = PTHREAD_MUTEX_INITIALIZER;
 static ob_slot ob_slots[CC_OUTBUF_SLOTS];
 static size_t ob_bytes;
 static uint64_t ob_clock;
@@ -24,8 +53,8 @@ static inline size_t ob_size_of(void *user) { return *(size_t *)((char *)user - 
 
 static void *ob_fresh(size_t n) {
     if (n > SIZE_MAX - OB_HEAD) return NULL;
-    void *base = NULL;
-    if (posix_memalign(&base, 64, OB_HEAD + (n ? n : 1)) != 0) return NULL;
+    void *base = ob_sys_alloc(OB_HEAD + (n ? n : 1));
+    if (!base) return NULL;
     *(size_t *)base = n;
     return (char *)base + OB_HEAD;
 }
@@ -33,8 +62,8 @@ static void *ob_fresh(size_t n) {
 /* Take the smallest cached block of size in [n, n * 4/3], if any. */
 static void *ob_take(size_t n) {
     void *got = NULL;
-    if (n < CC_OUTBUF_MIN_BYTES || n > CC_OUTBUF_MAX_BYTES) return NULL;
-    pthread_mutex_lock(&ob_lock);
+    if (!OB_CACHING || n < CC_OUTBUF_MIN_BYTES || n > CC_OUTBUF_MAX_BYTES) return NULL;
+    ob_lock_();
     int best = -1;
     for (int i = 0; i < CC_OUTBUF_SLOTS; ++i) {
         const ob_slot *s = &ob_slots[i];
@@ -47,7 +76,7 @@ static void *ob_take(size_t n) {
         ob_bytes -= ob_slots[best].size;
         ob_slots[best].base = NULL;
     }
-    pthread_mutex_unlock(&ob_lock);
+    ob_unlock_();
     return got;
 }
 
@@ -66,13 +95,13 @@ void cc_outbuf_free(void *p) {
     if (!p) return;
     const size_t n = ob_size_of(p);
     void *base = (char *)p - OB_HEAD;
-    if (n < CC_OUTBUF_MIN_BYTES || n > CC_OUTBUF_MAX_BYTES) {
-        free(base);
+    if (!OB_CACHING || n < CC_OUTBUF_MIN_BYTES || n > CC_OUTBUF_MAX_BYTES) {
+        ob_sys_free(base);
         return;
     }
     void *evicted[CC_OUTBUF_SLOTS];
     int nev = 0;
-    pthread_mutex_lock(&ob_lock);
+    ob_lock_();
     /* make room: the oldest blocks go until this one fits the cap and a slot */
     for (;;) {
         int empty = -1, oldest = -1;
@@ -96,9 +125,9 @@ void cc_outbuf_free(void *p) {
         ob_bytes -= ob_slots[oldest].size;
         ob_slots[oldest].base = NULL;
     }
-    pthread_mutex_unlock(&ob_lock);
-    for (int i = 0; i < nev; ++i) free(evicted[i]); /* outside the lock */
-    free(base);                                      /* NULL when cached */
+    ob_unlock_();
+    for (int i = 0; i < nev; ++i) ob_sys_free(evicted[i]); /* outside the lock */
+    if (base) ob_sys_free(base);                            /* NULL when cached */
 }
 
 void *cc_outbuf_realloc(void *p, size_t n) {
@@ -115,22 +144,22 @@ void *cc_outbuf_realloc(void *p, size_t n) {
 void cc_outbuf_release(void) {
     void *all[CC_OUTBUF_SLOTS];
     int n = 0;
-    pthread_mutex_lock(&ob_lock);
+    ob_lock_();
     for (int i = 0; i < CC_OUTBUF_SLOTS; ++i)
         if (ob_slots[i].base) {
             all[n++] = ob_slots[i].base;
             ob_slots[i].base = NULL;
         }
     ob_bytes = 0;
-    pthread_mutex_unlock(&ob_lock);
-    for (int i = 0; i < n; ++i) free(all[i]);
+    ob_unlock_();
+    for (int i = 0; i < n; ++i) ob_sys_free(all[i]);
 }
 
 void cc_outbuf_stats(int64_t *bytes, int64_t *blocks) {
     int64_t nb = 0;
-    pthread_mutex_lock(&ob_lock);
+    ob_lock_();
     for (int i = 0; i < CC_OUTBUF_SLOTS; ++i) nb += ob_slots[i].base != NULL;
     *bytes = (int64_t)ob_bytes;
-    pthread_mutex_unlock(&ob_lock);
+    ob_unlock_();
     *blocks = nb;
 }
