@@ -331,3 +331,33 @@ def test_fork_while_other_threads_use_the_cache():
         stop.set()
         for t in ts:
             t.join()
+
+
+@pytest.mark.parametrize("groups", [1, 4])
+def test_double_backward_and_grad_helpers_write_every_element(groups):
+    rng = _rng(40 + groups)
+    dt = np.float64
+    x = rng.standard_normal((2, 16, 40, 40)).astype(dt)
+    w = rng.standard_normal((32, 16 // groups, 3, 3)).astype(dt)
+    gO = rng.standard_normal((2, 32, 40, 40)).astype(dt)
+    ggI = rng.standard_normal(x.shape).astype(dt)
+    ggW = rng.standard_normal(w.shape).astype(dt)
+    ggb = rng.standard_normal(32).astype(dt)
+    kw = dict(pad_before=1, groups=groups)
+    ggO_ref = ref_conv(ggI, w, ggb, **kw) + ref_conv(x, ggW, None, **kw)
+    gW_ref = ref_conv_grad_weight(ggI, gO, w.shape, **kw)
+    gI_ref = ref_conv_grad_input(gO, ggW, x.shape, **kw)
+    sizes = _sizes(x.shape, dt) + _sizes(gO.shape, dt) + _sizes(w.shape, dt)
+    _poison(sizes)
+    ggO, gI, gW = cconv.convolution_double_backward(
+        ggI, ggW, ggb, gO, w, x, (1, 1), (1, 1), (1, 1), False, (0, 0), groups, (True, True, True))
+    for got, ref in ((ggO, ggO_ref), (gI, gI_ref), (gW, gW_ref)):
+        assert not np.isnan(got).any()
+        assert rel_err(got, ref) < 1e-12
+    _poison(sizes)
+    gi = cconv.grad.conv2d_input(x.shape, w, gO, padding=1, groups=groups)
+    _poison(sizes)
+    gw = cconv.grad.conv2d_weight(x, w.shape, gO, padding=1, groups=groups)
+    assert not np.isnan(gi).any() and not np.isnan(gw).any()
+    assert rel_err(gi, ref_conv_grad_input(gO, w, x.shape, **kw)) < 1e-12
+    assert rel_err(gw, ref_conv_grad_weight(x, gO, w.shape, **kw)) < 1e-12
