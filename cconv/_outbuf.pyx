@@ -17,6 +17,10 @@ import numpy as np
 cnp.import_array()
 
 cdef extern from "outbuf.h" nogil:
+    size_t CC_OUTBUF_MIN_BYTES
+    size_t CC_OUTBUF_MAX_BYTES
+    size_t CC_OUTBUF_CAP_BYTES
+    int CC_OUTBUF_SLOTS
     void cc_outbuf_release()
     void cc_outbuf_stats(int64_t *nbytes, int64_t *blocks)
 
@@ -39,13 +43,6 @@ cdef extern from *:
     object PyDataMem_SetHandler(object handler)
 
 _HANDLER = ob_capsule()
-
-
-cdef extern from "outbuf.h":
-    size_t CC_OUTBUF_MIN_BYTES
-    size_t CC_OUTBUF_MAX_BYTES
-    size_t CC_OUTBUF_CAP_BYTES
-    int CC_OUTBUF_SLOTS
 
 #: the cache's bounds: smallest and largest block kept, bytes and blocks in all
 MIN_BYTES = CC_OUTBUF_MIN_BYTES
