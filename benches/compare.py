@@ -182,28 +182,35 @@ def _minflt():
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+def _warm(contenders, warmup, sync):
+    for _ in range(warmup):
+        for fn in contenders.values():
+            fn()
+    if sync:
+        sync()
+
+
+def _timed(fn, sync, times, faults, nm):
+    """One timed call of fn: its seconds to times[nm], its minor faults to faults[nm]."""
+    f0 = _minflt()
+    t0 = time.perf_counter()
+    fn()
+    if sync:
+        sync()
+    t1 = time.perf_counter()
+    faults[nm] += _minflt() - f0
+    times[nm].append(t1 - t0)
+
+
 def run_interleaved(contenders, repeat, warmup, sync=None):
     """contenders: {name: fn}.  Returns {name: (times, faults_per_call)}."""
     names = list(contenders)
-    for _ in range(warmup):
-        for nm in names:
-            contenders[nm]()
-    if sync:
-        sync()
+    _warm(contenders, warmup, sync)
     times = {nm: [] for nm in names}
     faults = dict.fromkeys(names, 0)
     for r in range(repeat):
-        order = names[r % len(names):] + names[:r % len(names)]
-        for nm in order:
-            fn = contenders[nm]
-            f0 = _minflt()
-            t0 = time.perf_counter()
-            fn()
-            if sync:
-                sync()
-            t1 = time.perf_counter()
-            faults[nm] += _minflt() - f0
-            times[nm].append(t1 - t0)
+        for nm in names[r % len(names):] + names[:r % len(names)]:
+            _timed(contenders[nm], sync, times, faults, nm)
     return {nm: (times[nm], faults[nm] / repeat) for nm in names}
 
 
@@ -211,20 +218,16 @@ def run_blocks(contenders, repeat, warmup, block, sync=None):
     """Like run_interleaved, but each contender runs `block` timed calls in a
     row, after one untimed call, and the contenders take turns (a, b, a,
     b, ...: each block follows one of the other) until each has `repeat`
-    timed calls.  Every timed call then follows
-    a call of the same library, as in a user's loop, not a call of the other
-    one: two OpenMP runtimes (cconv's libgomp, torch's bundled one) each keep
-    their workers spinning for a while after a parallel region, and on 2
-    cores the other library's spinning worker delays the next call's own
-    worker (session 15, AMD EPYC, 2 threads: cconv's 0.1 ms depthwise call
-    took 0.22 ms interleaved against 0.16 ms in blocks, torch's 0.57 against
-    0.46 ms; the effect fades with the call's length)."""
+    timed calls.  Every timed call then follows a call of the same library,
+    as in a user's loop, not a call of the other one: two OpenMP runtimes
+    (cconv's libgomp, torch's bundled one) each keep their workers spinning
+    for a while after a parallel region, and on 2 cores the other library's
+    spinning worker delays the next call's own worker (session 15, AMD EPYC,
+    2 threads: cconv's 0.1 ms depthwise call took 0.22 ms interleaved
+    against 0.16 ms in blocks, torch's 0.57 against 0.46 ms; the effect
+    fades with the call's length)."""
     names = list(contenders)
-    for _ in range(warmup):
-        for nm in names:
-            contenders[nm]()
-    if sync:
-        sync()
+    _warm(contenders, warmup, sync)
     times = {nm: [] for nm in names}
     faults = dict.fromkeys(names, 0)
     while min(len(v) for v in times.values()) < repeat:
@@ -234,14 +237,7 @@ def run_blocks(contenders, repeat, warmup, block, sync=None):
             if sync:
                 sync()
             for _ in range(min(block, repeat - len(times[nm]))):
-                f0 = _minflt()
-                t0 = time.perf_counter()
-                fn()
-                if sync:
-                    sync()
-                t1 = time.perf_counter()
-                faults[nm] += _minflt() - f0
-                times[nm].append(t1 - t0)
+                _timed(fn, sync, times, faults, nm)
     return {nm: (times[nm], faults[nm] / repeat) for nm in names}
 
 
