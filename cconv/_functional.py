@@ -165,7 +165,7 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
             if small is None:
                 small = p.__dict__["_np_small_out"] = (
                     math.prod(p.output_shape) * x.dtype.itemsize < _outbuf.MIN_BYTES)
-            y = np.empty(p.output_shape, dtype=x.dtype) if small else _outbuf.empty(p.output_shape, x.dtype)
+            y = (np.empty if small else _outbuf.empty_pooled)(p.output_shape, dtype=x.dtype)
         else:
             y = out
         backend_module(be).forward(p, x, w, b, y)

@@ -60,6 +60,12 @@ def empty(shape, dtype) -> np.ndarray:
         nbytes *= s
     if nbytes < CC_OUTBUF_MIN_BYTES:
         return np.empty(shape, dtype=dtype)
+    return empty_pooled(shape, dtype)
+
+
+def empty_pooled(shape, dtype) -> np.ndarray:
+    """``numpy.empty(shape, dtype)`` on the cache whatever its size (for a
+    caller that has made ``empty``'s size test once already)."""
     old = PyDataMem_SetHandler(_HANDLER)
     try:
         return np.empty(shape, dtype=dtype)

@@ -59,10 +59,15 @@ static void *ob_fresh(size_t n) {
     return (char *)base + OB_HEAD;
 }
 
+/* Whether a block of n usable bytes is kept in the cache when freed. */
+static inline int ob_cacheable(size_t n) {
+    return OB_CACHING && n >= CC_OUTBUF_MIN_BYTES && n <= CC_OUTBUF_MAX_BYTES;
+}
+
 /* Take the smallest cached block of size in [n, n * 4/3], if any. */
 static void *ob_take(size_t n) {
     void *got = NULL;
-    if (!OB_CACHING || n < CC_OUTBUF_MIN_BYTES || n > CC_OUTBUF_MAX_BYTES) return NULL;
+    if (!ob_cacheable(n)) return NULL;
     ob_lock_();
     int best = -1;
     for (int i = 0; i < CC_OUTBUF_SLOTS; ++i) {
@@ -82,11 +87,7 @@ static void *ob_take(size_t n) {
 
 void *cc_outbuf_alloc(size_t n, int zero) {
     void *p = ob_take(n);
-    if (p) {
-        if (zero) memset(p, 0, n);
-        return p;
-    }
-    p = ob_fresh(n);
+    if (!p) p = ob_fresh(n);
     if (p && zero) memset(p, 0, n);
     return p;
 }
@@ -95,7 +96,7 @@ void cc_outbuf_free(void *p) {
     if (!p) return;
     const size_t n = ob_size_of(p);
     void *base = (char *)p - OB_HEAD;
-    if (!OB_CACHING || n < CC_OUTBUF_MIN_BYTES || n > CC_OUTBUF_MAX_BYTES) {
+    if (!ob_cacheable(n)) {
         ob_sys_free(base);
         return;
     }
