@@ -217,12 +217,23 @@ static inline void CC_FN(cc_adj_item_)(const cc_geom *g, const cc_plan *pl,
     q.ntiles = 1;
     const cc_item d = cc_decode(g, &q, it, pl->cig);
     if (d.nc <= 0 || d.nbi <= 0) return;
-    for (int64_t j = 0; j < d.nbi; ++j)
-        for (int64_t c = 0; c < d.nc; ++c) {
-            CC_T *row = x + ((d.n0 + j) * g->c_in + d.gi * pl->cig + d.c0 + c) * nin;
-            const CC_T b = bias ? bias[d.gi * pl->cig + d.c0 + c] : (CC_T)0;
-            for (int64_t i = 0; i < nin; ++i) row[i] = b;
-        }
+    const CC_T *bc = bias ? bias + d.gi * pl->cig + d.c0 : NULL;
+    /* col2im in gather form (col2im_gather.c, which says where it wins)
+     * for whole outputs with rows longer than CC_PAD_LINE_MAX: it sets x,
+     * the pass setting x to the bias is skipped */
+    void *gs = NULL;
+    if (!pl->direct && pl->cog > 0 && P > 0 && pl->ntiles == 1 &&
+        g->out[2] > CC_PAD_LINE_MAX) {
+        const int64_t gbytes = CC_FN(cc_col2im_gather_scratch_)(g);
+        if (gbytes > 0) gs = malloc((size_t)gbytes);
+    }
+    if (!gs)
+        for (int64_t j = 0; j < d.nbi; ++j)
+            for (int64_t c = 0; c < d.nc; ++c) {
+                CC_T *row = x + ((d.n0 + j) * g->c_in + d.gi * pl->cig + d.c0 + c) * nin;
+                const CC_T b = bc ? bc[c] : (CC_T)0;
+                for (int64_t i = 0; i < nin; ++i) row[i] = b;
+            }
     if (pl->cog == 0 || P == 0) return;
     const CC_T *wg = w + d.gi * pl->cog * K + d.c0 * pl->kk;
     const int64_t rows = d.nc * pl->kk;
@@ -239,9 +250,13 @@ static inline void CC_FN(cc_adj_item_)(const cc_geom *g, const cc_plan *pl,
             } else {
                 CC_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, rows, np, pl->cog,
                         (CC_T)1, wg, K, yg + p0, P, (CC_T)0, slab, np);
-                CC_FN(cc_col2im_)(g, d.nc, slab, p0, np, np, xc);
+                if (gs) /* (one tile: p0 = 0, np = P) */
+                    CC_FN(cc_col2im_gather_)(g, d.nc, slab, np, bc, gs, xc);
+                else
+                    CC_FN(cc_col2im_)(g, d.nc, slab, p0, np, np, xc);
             }
         }
+        free(gs);
         return;
     }
     /* nb > 1 small images share one GEMM: gathered y rows | col */
@@ -254,9 +269,14 @@ static inline void CC_FN(cc_adj_item_)(const cc_geom *g, const cc_plan *pl,
                    (size_t)P * sizeof(CC_T));
     CC_GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, rows, ncl, pl->cog, (CC_T)1,
             wg, K, yt, ld, (CC_T)0, col, ld);
-    for (int64_t j = 0; j < d.nbi; ++j)
-        CC_FN(cc_col2im_)(g, d.nc, col + j * P, 0, P, ld,
-                          x + ((d.n0 + j) * g->c_in + d.gi * pl->cig + d.c0) * nin);
+    for (int64_t j = 0; j < d.nbi; ++j) {
+        CC_T *xj = x + ((d.n0 + j) * g->c_in + d.gi * pl->cig + d.c0) * nin;
+        if (gs)
+            CC_FN(cc_col2im_gather_)(g, d.nc, col + j * P, ld, bc, gs, xj);
+        else
+            CC_FN(cc_col2im_)(g, d.nc, col + j * P, 0, P, ld, xj);
+    }
+    free(gs);
 }
 
 int64_t CC_FN(cc_conv_adj_workspace_elems_)(const cc_geom *g, int nthreads) {

@@ -69,10 +69,7 @@ static inline void CC_CAT(cc_next_row_, CC_SFX)(const cc_geom *g, int64_t *t0, i
  * with no bounds check.  Line by line, the checks and zero runs cost more
  * than the copying (8 images of 7x7, 128 channels, 5x5 taps: 76800 lines
  * of 3, im2col twice the GEMM).  0 where it does not apply. */
-#ifndef CC_PAD_PLANE_MAX
-#define CC_PAD_PLANE_MAX 4096 /* elements of the padded-plane buffer */
-#define CC_PAD_LINE_MAX 16    /* output lines longer than this: line by line */
-#endif
+/* (CC_PAD_PLANE_MAX and CC_PAD_LINE_MAX: gemm_plan.h) */
 
 /* Whether the padded-plane form applies to columns [p0, p0 + np): whole
  * images, output lines of at most CC_PAD_LINE_MAX, a padded extent E of

@@ -1117,6 +1117,52 @@ def test_small_planes_padded_plane_col2im(seed, restore_threads):
         assert rel_err(y, ref_conv_transpose(x, w, b, s, p, op, g, d)) <= tol, (size, k, s, p)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_whole_output_gather_col2im(seed, restore_threads):
+    """col2im in gather form (src/col2im_gather_impl.h): where the adjoint's
+    whole output is one column block and its rows (the transposed layer's
+    input rows) are longer than 16, each row of the result is formed once,
+    bias included, with no pass setting it first.  Random 1-3-D transposed
+    layers with stride 1-5 (strides past the kernel leave rows and columns
+    only the bias reaches), dilation, padding, output padding and groups,
+    and the strided grad_input of plain layers (convolution_backward), 1-3
+    threads, against the float64 reference."""
+    from reference import ref_conv_grad_input
+    rng = np.random.default_rng(900 + seed)
+    for it in range(10):
+        nsp = int(rng.integers(1, 4))
+        g = int(rng.choice([1, 2, 4]))
+        cig = int(rng.integers(1, 6))
+        cog = int(rng.integers(1, 6))
+        k = tuple(int(v) for v in rng.integers(1, 6, nsp))
+        # the last dim 17-48 (2-D and 3-D: the others small), one block
+        size = tuple(int(v) for v in rng.integers(1, 6, nsp - 1)) + (int(rng.integers(17, 49)),)
+        s = tuple(int(v) for v in rng.choice([1, 2, 2, 3, 5], nsp))
+        d = tuple(int(v) for v in rng.choice([1, 1, 2, 3], nsp))
+        p = tuple(int(rng.integers(0, d[i] * (k[i] - 1) + 1)) for i in range(nsp))
+        op = tuple(int(rng.integers(0, max(s[i], d[i]))) for i in range(nsp))
+        out = [(size[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1
+               for i in range(nsp)]
+        if min(out) < 1:
+            continue
+        dt = np.float64 if it % 2 else np.float32
+        tol = 1e-5 if dt == np.float32 else 1e-12
+        cconv.set_num_threads(1 + it % 3)
+        n = int(rng.integers(1, 4))
+        x = rng.standard_normal((n, cig * g) + size).astype(dt)
+        w = rng.standard_normal((cig * g, cog) + k).astype(dt)
+        b = rng.standard_normal(cog * g).astype(dt) if it % 3 else None
+        y = cconv.convolution(x, w, b, s, p, d, True, op, g, backend="gemm_transpose")
+        assert rel_err(y, ref_conv_transpose(x, w, b, s, p, op, g, d)) <= tol, (size, k, s, p, d)
+        if any(op[i] >= s[i] for i in range(nsp)):
+            continue  # (then the plain layer y -> x is longer than x)
+        # the same adjoint as the grad_input of the plain layer y -> x
+        gi, _, _ = cconv.convolution_backward(x, y, w, None, s, p, d, False, (0,) * nsp, g,
+                                              (True, False, False), backend="gemm")
+        ref = ref_conv_grad_input(x, w, y.shape, s, p, dilation=d, groups=g)
+        assert rel_err(gi, ref) <= tol, (size, k, s, p, d)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", [
     # (x shape, w shape, padding, dilation): stride 1, where the adjoint may
