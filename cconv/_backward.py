@@ -284,7 +284,8 @@ def _first(xp, a):
 
 def _down(a, dt):
     if a is not None and np.dtype(a.dtype) != dt:
-        return a.astype(dt)
+        with np.errstate(over="ignore"):  # past float16's range: inf, as in PyTorch
+            return a.astype(dt)
     return a
 
 

@@ -14,6 +14,8 @@ __all__ = ["set_num_threads", "get_num_threads", "show_config", "empty_cache", "
 
 _lock = threading.Lock()
 _requested: list[int | None] = [None]
+# a C int (the OpenMP runtime's); PyTorch refuses 2**31 as well
+_MAX_THREADS = 2**31 - 1
 
 
 def set_num_threads(n: int) -> None:
@@ -22,11 +24,15 @@ def set_num_threads(n: int) -> None:
     The OpenMP runtime is told too, so threadpoolctl sees the setting; a
     threadpoolctl limit below ``n`` is respected."""
     try:
+        if isinstance(n, (bool, np.bool_)):
+            raise TypeError
         n = operator.index(n)  # not int(n): 1.5 and "2" are not thread counts
     except TypeError:
         raise TypeError(f"set_num_threads: n must be an int, but got {n!r}") from None
     if n < 1:
         raise ValueError(f"set_num_threads: n must be >= 1, but got n={n}")
+    if n > _MAX_THREADS:
+        raise ValueError(f"set_num_threads: n={n} is too large (at most {_MAX_THREADS})")
     with _lock:
         _requested[0] = n
     _kernels.openmp_set_threads(n)

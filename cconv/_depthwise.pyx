@@ -12,6 +12,7 @@ CPU (or ``CCONV_SIMD=scalar|avx2|avx512|neon``); ``set_isa`` forces one
 (for tests; not while kernels run in other threads).
 """
 
+from libc.math cimport isfinite
 from libc.stdint cimport int64_t
 
 cimport numpy as cnp
@@ -174,3 +175,30 @@ def wgrad(tuple geom, x, gy, gw, int nthreads):
         else:
             rc = cc_dw_wgrad_f64(&g, <const double *>px, <const double *>pgy, <double *>pgw, nthreads)
     _check(rc)
+
+
+def all_finite(a):
+    """True when every element of the float32/float64 array ``a`` (any
+    strides: a non-contiguous one is copied) is finite.  For weights, which
+    are small: about 0.3 us for 144 x 3 x 3 (numpy.isfinite(a).all() takes
+    several us)."""
+    cdef int t = real_type(a, "a")
+    cdef cnp.ndarray c = <cnp.ndarray>a
+    if not cnp.PyArray_IS_C_CONTIGUOUS(c):
+        c = cnp.PyArray_GETCONTIGUOUS(c)
+    cdef int64_t n = cnp.PyArray_SIZE(c), i
+    cdef const float *f = <const float *>cnp.PyArray_DATA(c)
+    cdef const double *d = <const double *>cnp.PyArray_DATA(c)
+    cdef bint ok = True
+    with nogil:
+        if t == cnp.NPY_FLOAT32:
+            for i in range(n):
+                if not isfinite(f[i]):
+                    ok = False
+                    break
+        else:
+            for i in range(n):
+                if not isfinite(d[i]):
+                    ok = False
+                    break
+    return ok

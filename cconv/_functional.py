@@ -196,9 +196,12 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
             "forward", pr, xp, real_contig(xp, x, cdt), real_contig(xp, w, cdt),
             real_contig(xp, b, cdt), y32, backend, need_backward,
         )
-        if out is None:
-            return y32.astype(dt)
-        out[...] = y32
+        # float32 results past float16's range become inf, as in PyTorch,
+        # without NumPy's overflow warning
+        with np.errstate(over="ignore"):
+            if out is None:
+                return y32.astype(dt)
+            out[...] = y32
         return out
     # complex: Gauss trick, (a + ib)(c + id) from three real convolutions
     xr, xi = real_contig(xp, x.real, cdt), real_contig(xp, x.imag, cdt)

@@ -231,7 +231,7 @@ def forward(p, x, w, b, out, backend, need_backward, fallback):
     if not is_channels_last(x):
         return None
     dt = np.dtype(x.dtype)
-    if _dw_nhwc_applies(p, dt, backend):
+    if _dw_nhwc_applies(p, dt, backend) and _depthwise.all_finite(w):
         return _run_dw_nhwc(p.with_dtype(dt), x, w, b, out)
     if _nhwc_applies(p, dt, backend):
         if dt == np.float16:
@@ -239,13 +239,14 @@ def forward(p, x, w, b, out, backend, need_backward, fallback):
             if x32.flags.c_contiguous or not is_channels_last(x32):
                 x32 = x32.transpose(_to_last(x.ndim)).copy().transpose(_to_first(x.ndim))
             p32 = p.with_dtype(np.float32)
-            if out is None:
-                y32 = empty_channels_last(p.output_shape, np.float32)
-                _run_nhwc(p32, x32, w, b, y32, True)
-                return y32.astype(dt)  # order 'K': stays channels last
-            y32 = result_empty(np, p.output_shape, np.float32)
-            _run_nhwc(p32, x32, w, b, y32, False)
-            out[...] = y32
+            with np.errstate(over="ignore"):  # past float16's range: inf, as in PyTorch
+                if out is None:
+                    y32 = empty_channels_last(p.output_shape, np.float32)
+                    _run_nhwc(p32, x32, w, b, y32, True)
+                    return y32.astype(dt)  # order 'K': stays channels last
+                y32 = result_empty(np, p.output_shape, np.float32)
+                _run_nhwc(p32, x32, w, b, y32, False)
+                out[...] = y32
             return out
         pr = p.with_dtype(dt)
         if out is not None:

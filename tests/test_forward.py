@@ -1163,6 +1163,85 @@ def test_whole_output_gather_col2im(seed, restore_threads):
         assert rel_err(gi, ref) <= tol, (size, k, s, p, d)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_nonfinite_weight_depthwise_gives_torch_pattern(seed):
+    """A NaN or infinite depthwise weight: NaN and +-inf exactly where
+    PyTorch's products put them, padding products (0 * inf = NaN) included.
+    The depthwise kernels skipped output rows lying wholly in the padding
+    (0 where PyTorch has NaN) and their adjoint spread NaN to outputs that
+    no product of the bad tap reaches (a fuzz against torch); such weights
+    now run on the GEMM backends.  Plain, transposed and grad_input, 1-3-D,
+    channels-last 2-D, every backend that applies."""
+    from reference import ref_conv_grad_input
+    rng = np.random.default_rng(1300 + seed)
+    for it in range(12):
+        nsp = int(rng.integers(1, 4))
+        c = int(rng.integers(2, 5))
+        m = int(rng.integers(1, 3))
+        k = tuple(int(v) for v in rng.integers(1, 4, nsp))
+        size = tuple(int(v) for v in rng.integers(1, 7, nsp))
+        s = tuple(int(v) for v in rng.choice([1, 2], nsp))
+        d = tuple(int(v) for v in rng.choice([1, 2], nsp))
+        p = tuple(int(rng.integers(0, 3)) for _ in range(nsp))
+        dt = np.float64 if it % 2 else np.float32
+        transposed = bool(it % 3 == 2)
+        x = rng.standard_normal((2, c) + size).astype(dt)
+        # (transposed: the plain layer's input has c channels, so multiplier 1)
+        w = rng.standard_normal(((c, 1) if transposed else (c * m, 1)) + k).astype(dt)
+        w.reshape(-1)[rng.integers(0, w.size)] = rng.choice([np.nan, np.inf, -np.inf])
+        with np.errstate(invalid="ignore", over="ignore"):
+            if transposed:
+                out = [(size[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1 for i in range(nsp)]
+                if min(out) < 1:
+                    continue
+                r = ref_conv_transpose(x.astype(np.float64), w.astype(np.float64), None, s, p, 0,
+                                       c, d)
+            else:
+                if any(size[i] + 2 * p[i] < d[i] * (k[i] - 1) + 1 for i in range(nsp)):
+                    continue
+                r = ref_conv(x.astype(np.float64), w.astype(np.float64), None, s, p, dilation=d,
+                             groups=c)
+        xs = [x]
+        if nsp == 2:
+            xs.append(np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2))
+        for backend in (None, "depthwise", "gemm_transpose" if transposed else "gemm"):
+            for xv in xs:
+                y = cconv.convolution(xv, w, None, s, p, d, transposed, (0,) * nsp, c,
+                                      backend=backend)
+                for name, test in (("NaN", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
+                    got, want = test(y), test(r)
+                    assert (got == want).all(), (backend, name, int(got.sum()), int(want.sum()))
+        if transposed:
+            continue
+        # grad_input: the adjoint of the plain layer
+        gy = rng.standard_normal(r.shape).astype(dt)
+        with np.errstate(invalid="ignore", over="ignore"):
+            rg = ref_conv_grad_input(gy.astype(np.float64), w.astype(np.float64), x.shape, s, p,
+                                     dilation=d, groups=c)
+        for backend in (None, "depthwise", "gemm"):
+            gi, _, _ = cconv.convolution_backward(gy, x, w, None, s, p, d, False, (0,) * nsp, c,
+                                                  (True, False, False), backend=backend)
+            for name, test in (("NaN", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
+                got, want = test(gi), test(rg)
+                assert (got == want).all(), ("grad_input", backend, name)
+
+
+def test_float16_overflow_is_inf_without_a_warning():
+    """Results past float16's range are inf, as in PyTorch, with no NumPy
+    overflow warning from the float32 -> float16 cast."""
+    x = np.full((1, 1, 4), 60000, np.float16)
+    w = np.full((1, 1, 1), 2, np.float16)
+    xc = np.ascontiguousarray(np.full((1, 4, 4, 3), 60000, np.float16)).transpose(0, 3, 1, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isposinf(cconv.conv1d(x, w)).all()
+        assert np.isposinf(cconv.conv2d(xc, np.full((2, 3, 1, 1), 2, np.float16))).all()
+        out = np.empty((1, 1, 4), np.float16)
+        assert np.isposinf(cconv.conv1d(x, w, out=out)).all()
+        grads = cconv.convolution_backward(x, x, w, None, 1, 0, 1, False, 0, 1, (True, True, True))
+        assert all(np.isposinf(g).all() for g in grads)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", [
     # (x shape, w shape, padding, dilation): stride 1, where the adjoint may

@@ -157,6 +157,22 @@ def test_set_num_threads_rejects_non_positive(bad):
         cconv.set_num_threads(bad)
 
 
+@pytest.mark.parametrize("bad", [True, np.bool_(True), False])
+def test_set_num_threads_rejects_bools(bad):
+    # PyTorch refuses a bool; True is no thread count even though it is an int
+    with pytest.raises(TypeError, match="int"):
+        cconv.set_num_threads(bad)
+
+
+@pytest.mark.parametrize("bad", [2**31, 2**63, 2**80])
+def test_set_num_threads_rejects_counts_past_a_c_int(bad):
+    # a ValueError naming the limit (was OverflowError from the OpenMP call)
+    before = cconv.get_num_threads()
+    with pytest.raises(ValueError, match="too large"):
+        cconv.set_num_threads(bad)
+    assert cconv.get_num_threads() == before
+
+
 def test_kernels_release_the_gil():
     # a Python thread keeps running while another thread is inside a long
     # kernel: the longest pause it sees is far shorter than the kernel (a
