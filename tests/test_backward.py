@@ -1043,3 +1043,48 @@ def test_grad_input_forward_form_or_col2im(case, monkeypatch):
                                           backend=Backend.GEMM)
     assert bool(calls) == want_forward
     assert rel_err(gi, ref_conv_grad_input(gy, w, xs, 1, pad, None, dil, 1)) <= 1e-12
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_grad_weight_of_a_nonfinite_input_has_the_product_pattern(seed):
+    """An infinite or NaN input element: grad_weight is NaN/inf exactly where
+    a real product x * gO meets it.  The vector kernels read past the last
+    output of a row (the depthwise weight gradient's masked tail loaded the
+    input row whole; the implicit-GEMM one re-read counted lanes) and made
+    0 * inf = NaN for inputs no output reads (stride, the row's end): a
+    fuzz against torch, e.g. x = [inf] padded by 2 with a 1-tap float64
+    kernel gave NaN, torch inf.  1-3-D, grouped and depthwise, every backend
+    that applies."""
+    from reference import ref_conv_grad_weight
+    rng = np.random.default_rng(1500 + seed)
+    for it in range(20):
+        nsp = int(rng.integers(1, 4))
+        g = int(rng.choice([1, 2, 4]))
+        cin = g * int(rng.integers(1, 4))
+        cout = g * int(rng.integers(1, 4))
+        k = tuple(int(v) for v in rng.integers(1, 4, nsp))
+        s = tuple(int(v) for v in rng.integers(1, 3, nsp))
+        p = tuple(int(v) for v in rng.integers(0, 3, nsp))
+        d = tuple(int(v) for v in rng.integers(1, 3, nsp))
+        size = tuple(int(v) for v in rng.integers(1, 14 if nsp < 3 else 7, nsp))
+        if any(size[i] + 2 * p[i] < d[i] * (k[i] - 1) + 1 for i in range(nsp)):
+            continue
+        dt = np.float64 if it % 2 else np.float32
+        x = rng.standard_normal((2, cin) + size).astype(dt)
+        x.reshape(-1)[rng.integers(0, x.size)] = rng.choice([np.inf, -np.inf, np.nan])
+        out = tuple((size[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(nsp))
+        gy = rng.standard_normal((2, cout) + out).astype(dt)
+        wshape = (cout, cin // g) + k
+        with np.errstate(invalid="ignore", over="ignore"):
+            r = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), wshape, s, p,
+                                     dilation=d, groups=g)
+        for backend in (None, "gemm", "depthwise"):
+            try:
+                _, gw, _ = cconv.convolution_backward(gy, x, np.zeros(wshape, dt), None, s, p, d,
+                                                      False, (0,) * nsp, g,
+                                                      (False, True, False), backend=backend)
+            except ValueError:
+                continue  # (DEPTHWISE does not apply)
+            for name, test in (("NaN", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
+                got, want = test(gw), test(r)
+                assert (got == want).all(), (backend, name, size, k, s, p, d, g)
