@@ -180,8 +180,8 @@ def wgrad(tuple geom, x, gy, gw, int nthreads):
 def all_finite(a):
     """True when every element of the float32/float64 array ``a`` (any
     strides: a non-contiguous one is copied) is finite.  For weights, which
-    are small: about 0.3 us for 144 x 3 x 3 (numpy.isfinite(a).all() takes
-    several us)."""
+    are small: about 1 us a call for 144 x 3 x 3, the call included
+    (numpy.isfinite(a).all() took 30 us there)."""
     cdef int t = real_type(a, "a")
     cdef cnp.ndarray c = <cnp.ndarray>a
     if not cnp.PyArray_IS_C_CONTIGUOUS(c):

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _depthwise
 from .._config import get_num_threads
 from .._dispatch import Backend
+from . import gemm, gemm_transpose
 
 BACKEND = Backend.DEPTHWISE
 
@@ -61,7 +62,6 @@ def _weight_ok(w) -> bool:
 
 def forward(p, x, w, b, out) -> None:
     if not _weight_ok(w):
-        from . import gemm, gemm_transpose
         (gemm_transpose if p.transposed else gemm).forward(p, x, w, b, out)
         return
     g = p.geom()
@@ -74,7 +74,6 @@ def forward(p, x, w, b, out) -> None:
 
 def grad_input(p, gy, w, out) -> None:
     if not _weight_ok(w):
-        from . import gemm, gemm_transpose
         (gemm_transpose if p.transposed else gemm).grad_input(p, gy, w, out)
         return
     g = p.geom()
