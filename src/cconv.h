@@ -73,10 +73,13 @@ void cc_col2im_f64(const cc_geom *g, int64_t cin, const double *col, int64_t p0,
 /* col2im in gather form (src/col2im_gather.c) for the whole output (col
  * holds every output position, row stride ldc): x = bias[ci] + the sum
  * cc_col2im_ would add (bias may be NULL: 0), each row of x formed once.
- * scratch: cc_col2im_gather_scratch_<dtype>(g) bytes, 8-byte aligned; -1
- * where that would pass 16 MiB (then use cc_col2im_). */
+ * scratch: cc_col2im_gather_scratch_<dtype>(g) bytes, 8-byte aligned (-1
+ * where that would pass 16 MiB: then use cc_col2im_), its tables made once
+ * by cc_col2im_gather_plan_<dtype>(g, scratch) for any number of calls. */
 int64_t cc_col2im_gather_scratch_f32(const cc_geom *g);
 int64_t cc_col2im_gather_scratch_f64(const cc_geom *g);
+void cc_col2im_gather_plan_f32(const cc_geom *g, void *scratch);
+void cc_col2im_gather_plan_f64(const cc_geom *g, void *scratch);
 void cc_col2im_gather_f32(const cc_geom *g, int64_t cin, const float *col, int64_t ldc,
                           const float *bias, void *scratch, float *x);
 void cc_col2im_gather_f64(const cc_geom *g, int64_t cin, const double *col, int64_t ldc,

@@ -38,11 +38,12 @@ static inline int64_t CC_CAT(cc_gmod_, CC_SFX)(int64_t a, int64_t m) {
     return r < 0 ? r + m : r;
 }
 
-/* Scratch of cc_col2im_gather_, in int64 words: per tap of the innermost
- * dimension its valid columns and place (3 K2); per row index of each
- * outer dimension the list of (tap, output index) pairs that reach it
- * (I + 1 heads, K * O entries of 2 words, I cursors to fill them); then the phase buffer of one
- * row.  -1 where that would pass CC_GATHER_MAX_BYTES (the caller then
+/* Scratch of cc_col2im_gather_, in int64 words, made by
+ * cc_col2im_gather_plan_ once for any number of calls on one geometry: the
+ * two list lengths (2); per tap of the innermost dimension its valid
+ * columns and place (3 K2); per row index of each outer dimension the list
+ * of (tap, output index) pairs that reach it (I + 1 heads, K * O entries
+ * of 2 words, I cursors to fill them); then the phase buffer of one row.  -1 where that would pass CC_GATHER_MAX_BYTES (the caller then
  * scatters). */
 #ifndef CC_GATHER_MAX_BYTES
 #define CC_GATHER_MAX_BYTES ((int64_t)16 << 20)
@@ -51,7 +52,7 @@ static inline int64_t CC_CAT(cc_gather_words_, CC_SFX)(const cc_geom *g, int64_t
     const int64_t I2 = g->in[2], S2 = g->stride[2];
     const int64_t nph = S2 < I2 ? S2 : I2;
     *nbuf = nph * cc_ceil_div(I2, S2);
-    double w = 3.0 * (double)g->k[2] + (double)*nbuf * (double)sizeof(CC_T) / 8.0 + 1.0;
+    double w = 2.0 + 3.0 * (double)g->k[2] + (double)*nbuf * (double)sizeof(CC_T) / 8.0 + 1.0;
     for (int d = 0; d < 2; ++d)
         w += 2.0 * (double)g->in[d] + 1.0 + 2.0 * (double)g->k[d] * (double)g->out[d];
     return w * 8.0 > (double)CC_GATHER_MAX_BYTES ? -1 : (int64_t)w;
@@ -90,29 +91,16 @@ static int64_t CC_CAT(cc_gather_lists_, CC_SFX)(int64_t I, int64_t O, int64_t K,
     return I + 1 + 2 * n;
 }
 
-void CC_CAT(cc_col2im_gather_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *col,
-                                       int64_t ldc, const CC_T *bias, void *scratch, CC_T *x) {
-    const int64_t O1 = g->out[1], O2 = g->out[2];
-    const int64_t I0 = g->in[0], I1 = g->in[1], I2 = g->in[2];
-    const int64_t K1 = g->k[1], K2 = g->k[2];
+/* The per-geometry tables of the scratch (see cc_gather_words_). */
+void CC_CAT(cc_col2im_gather_plan_, CC_SFX)(const cc_geom *g, void *scratch) {
+    const int64_t O2 = g->out[2], I2 = g->in[2], K2 = g->k[2];
     const int64_t S2 = g->stride[2], P2 = g->pad[2], D2 = g->dil[2];
-    const int64_t plane = I0 * I1 * I2, kk = g->k[0] * K1 * K2;
-    const int64_t nph = S2 < I2 ? S2 : I2, Wp = cc_ceil_div(I2, S2);
-    int64_t nbuf;
-    CC_CAT(cc_gather_words_, CC_SFX)(g, &nbuf);
+    const int64_t Wp = cc_ceil_div(I2, S2);
+    int64_t *hdr = (int64_t *)scratch;
     /* per tap t2: its valid output columns [lo, hi) (input columns
      * 0 <= iw = ow * S2 + e < I2) and the place of output column ow in the
      * phase buffer, st + ow (phase b = e mod S2, place (e - b) / S2 + ow) */
-    int64_t *lo2 = (int64_t *)scratch, *hi2 = lo2 + K2, *st2 = hi2 + K2;
-    int64_t *h0 = st2 + K2;
-    const int64_t n0w = CC_CAT(cc_gather_lists_, CC_SFX)(I0, g->out[0], g->k[0], g->stride[0],
-                                                        g->pad[0], g->dil[0], h0);
-    int64_t *h1 = h0 + n0w;
-    const int64_t n1w = CC_CAT(cc_gather_lists_, CC_SFX)(I1, O1, K1, g->stride[1], g->pad[1],
-                                                        g->dil[1], h1);
-    const int64_t n0 = (n0w - I0 - 1) / 2, n1 = (n1w - I1 - 1) / 2;
-    const int64_t *et0 = h0 + I0 + 1, *eo0 = et0 + n0, *et1 = h1 + I1 + 1, *eo1 = et1 + n1;
-    CC_T *restrict tmp = (CC_T *)(void *)(h1 + n1w + I1); /* past the fill cursors */
+    int64_t *lo2 = hdr + 2, *hi2 = lo2 + K2, *st2 = hi2 + K2;
     for (int64_t t2 = 0; t2 < K2; ++t2) {
         const int64_t e = t2 * D2 - P2;
         const int64_t b = CC_CAT(cc_gmod_, CC_SFX)(e, S2);
@@ -122,6 +110,29 @@ void CC_CAT(cc_col2im_gather_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T
         hi2[t2] = hi;
         st2[t2] = b * Wp + (e - b) / S2;
     }
+    int64_t *h0 = st2 + K2;
+    hdr[0] = CC_CAT(cc_gather_lists_, CC_SFX)(g->in[0], g->out[0], g->k[0], g->stride[0],
+                                             g->pad[0], g->dil[0], h0);
+    hdr[1] = CC_CAT(cc_gather_lists_, CC_SFX)(g->in[1], g->out[1], g->k[1], g->stride[1],
+                                             g->pad[1], g->dil[1], h0 + hdr[0]);
+}
+
+void CC_CAT(cc_col2im_gather_, CC_SFX)(const cc_geom *g, int64_t cin, const CC_T *col,
+                                       int64_t ldc, const CC_T *bias, void *scratch, CC_T *x) {
+    const int64_t O1 = g->out[1], O2 = g->out[2];
+    const int64_t I0 = g->in[0], I1 = g->in[1], I2 = g->in[2];
+    const int64_t K1 = g->k[1], K2 = g->k[2];
+    const int64_t S2 = g->stride[2];
+    const int64_t plane = I0 * I1 * I2, kk = g->k[0] * K1 * K2;
+    const int64_t nph = S2 < I2 ? S2 : I2, Wp = cc_ceil_div(I2, S2);
+    const int64_t nbuf = nph * Wp;
+    const int64_t *hdr = (const int64_t *)scratch;
+    const int64_t *lo2 = hdr + 2, *hi2 = lo2 + K2, *st2 = hi2 + K2;
+    const int64_t *h0 = st2 + K2, n0w = hdr[0];
+    const int64_t *h1 = h0 + n0w, n1w = hdr[1];
+    const int64_t n0 = (n0w - I0 - 1) / 2, n1 = (n1w - I1 - 1) / 2;
+    const int64_t *et0 = h0 + I0 + 1, *eo0 = et0 + n0, *et1 = h1 + I1 + 1, *eo1 = et1 + n1;
+    CC_T *restrict tmp = (CC_T *)(void *)((int64_t *)scratch + (h1 + n1w + I1 - hdr));
     for (int64_t ci = 0; ci < cin; ++ci) {
         const CC_T bv = bias ? bias[ci] : (CC_T)0;
         const CC_T *colc = col + ci * kk * ldc;

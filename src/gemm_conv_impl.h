@@ -226,6 +226,7 @@ static inline void CC_FN(cc_adj_item_)(const cc_geom *g, const cc_plan *pl,
         g->out[2] > CC_PAD_LINE_MAX) {
         const int64_t gbytes = CC_FN(cc_col2im_gather_scratch_)(g);
         if (gbytes > 0) gs = malloc((size_t)gbytes);
+        if (gs) CC_FN(cc_col2im_gather_plan_)(g, gs); /* once for the item's images */
     }
     if (!gs)
         for (int64_t j = 0; j < d.nbi; ++j)

@@ -55,13 +55,10 @@ def auto_ok(p) -> bool:
 # A NaN or infinite weight: the kernels skip output rows that lie wholly in
 # the padding (plain) and run the adjoint over the padded extent, so 0 * inf
 # = NaN would land elsewhere than in PyTorch's im2col products; the GEMM
-# backends give PyTorch's pattern.  The check reads the weight only.
-def _weight_ok(w) -> bool:
-    return _depthwise.all_finite(w)
-
-
+# backends give PyTorch's pattern.  The check (_depthwise.all_finite) reads
+# the weight only.
 def forward(p, x, w, b, out) -> None:
-    if not _weight_ok(w):
+    if not _depthwise.all_finite(w):
         (gemm_transpose if p.transposed else gemm).forward(p, x, w, b, out)
         return
     g = p.geom()
@@ -73,7 +70,7 @@ def forward(p, x, w, b, out) -> None:
 
 
 def grad_input(p, gy, w, out) -> None:
-    if not _weight_ok(w):
+    if not _depthwise.all_finite(w):
         (gemm_transpose if p.transposed else gemm).grad_input(p, gy, w, out)
         return
     g = p.geom()
