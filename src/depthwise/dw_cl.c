@@ -1,6 +1,7 @@
 /* Depthwise forward in channels-last layout, for small planes: the driver
  * around the "cl" row kernels (dw_cl.inc). */
 #include "dw_internal.h"
+#include "../transpose/tr_internal.h"
 
 /*
  * Where channels-last wins (measured, 1 thread, AVX2, float32: its time over
