@@ -422,7 +422,16 @@ def test_fwd_path_choice():
     assert path(1, 96, 1, (28, 28), (9, 9), p=4) == "channels_last"   # generic kernel, small plane
     assert path(1, 144, 1, (56, 56), (3, 3), p=1) == "plane"          # MobileNetV2
     assert path(1, 576, 1, (14, 14), (3, 3), p=1) == "plane"          # 3x3 from 8x8 up
-    assert path(1, 192, 1, (28, 28), (7, 7), p=3) == "plane"
+    assert path(1, 192, 1, (28, 28), (7, 7), p=3) == "channels_last"  # 7x7: up to 784 outputs
+    assert path(1, 192, 1, (40, 40), (7, 7), p=3) == "plane"
+    assert path(1, 96, 1, (24, 24), (3, 3), s=2, p=1) == "channels_last"  # 3x3 s2: up to 144
+    assert path(1, 96, 1, (28, 28), (3, 3), s=2, p=1) == "plane"
+    assert path(1, 240, 1, (28, 28), (5, 5), p=2) == "channels_last"  # 5x5 s1: up to 784
+    assert path(1, 240, 1, (32, 32), (5, 5), p=2) == "plane"
+    assert path(1, 240, 1, (40, 40), (5, 5), s=2, p=2) == "channels_last"  # 5x5 s2: up to 400
+    assert path(1, 240, 1, (56, 56), (5, 5), s=2, p=2) == "plane"
+    assert path(1, 256, 1, (33, 33), (3, 3), p=2, d=2) == "channels_last"  # generic: up to 2048
+    assert path(1, 256, 1, (45, 45), (3, 3), p=2, d=2) == "channels_last"
     assert path(1, 96, 1, (56, 56), (3, 3), p=2, d=2) == "rows"
     assert path(4, 256, 1, (500,), (31,), p=15) == "rows"              # 1-D: never
     assert path(1, 768, 2, (7, 7), (7, 7), p=3) == "plane"            # multiplier 2: never
@@ -432,7 +441,8 @@ def test_fwd_path_choice():
     assert path(1, 32, 1, (7, 7), (3, 3), p=1) == "channels_last"
     assert path(4, 256, 1, (8, 8, 8), (3, 3, 3), s=2, p=1) == "channels_last"  # 3-D
     assert path(1, 192, 1, (16, 16, 16), (3, 3, 3), p=1) == "channels_last"
-    assert path(1, 64, 1, (16, 28, 28), (1, 7, 7), p=(0, 3, 3)) == "plane"  # depth 1: 2-D rule
+    assert path(1, 64, 1, (16, 40, 40), (1, 7, 7), p=(0, 3, 3)) == "plane"  # depth 1: 2-D rule
+    assert path(1, 64, 1, (4, 28, 28), (1, 7, 7), p=(0, 3, 3)) == "channels_last"
     assert path(1, 64, 1, (8, 7, 7), (1, 3, 3), p=(0, 1, 1)) == "channels_last"
     assert path(2, 64, 1, (32, 32, 32), (3, 3, 3), p=1) == "rows"        # volume too large
     assert path(2, 8, 1, (8, 8, 8), (3, 3, 3), p=1) == "rows"            # few channels

@@ -4,20 +4,23 @@
 #include "../transpose/tr_internal.h"
 
 /*
- * Where channels-last wins (measured, 1 thread, AVX2, float32: its time over
- * the NCHW kernels'; the transposes in and out cost about as much as a 3x3
- * kernel's arithmetic, so it wins where the NCHW kernels are weak):
+ * Where channels-last wins.  Measured after its transposes went to the
+ * layout transpose's register-block kernels and the 5x5/7x7 plane kernels
+ * to two partial sums (AMD EPYC, AVX2, float32, 1 and 2 threads, builds'
+ * time cl / NCHW, 3 alternations; P = output positions of a plane):
  *   - 2-D layers the plane kernels take (3x3/5x5/7x7, stride 1/2): output
- *     rows of at most 7 pixels, a vector or less (7x7 planes: 3x3 0.72,
- *     5x5 0.55, 7x7 0.45; 14x14 stride 2: 1.00), and 5x5/7x7 kernels on
- *     planes up to 20x20 (14x14: 0.91 / 0.64; 20x20 7x7 0.86; 28x28: 1.78 /
- *     1.06), but not 3x3 from 8x8 up (8x8 1.31, 14x14 1.79, 28x28 3.7);
+ *     rows of at most 7 pixels (7x7 planes: 3x3 0.75, 5x5 0.54, 7x7 0.33;
+ *     3x3 stride 1 from 14x14 up 1.08-2.62); 3x3 stride 2 up to P = 144
+ *     (0.76-0.87; 196 and 400: 0.98-1.09); 5x5 stride 1 up to 784 (0.72-
+ *     0.93; 32x32 1.67, 40x40 1.25-1.34), stride 2 up to 400 (0.50-0.77;
+ *     784 1.06-1.29); 7x7 up to 784 (stride 1 0.59-0.76, stride 2
+ *     0.67-1.00; 40x40 stride 1 1.01-1.07, 56x56 1.21-1.23);
  *   - 2-D layers on the generic row kernel (dilation > 1, other kernel
- *     sizes, stride 3+), up to 28x28 outputs (28x28: 5x5 d2 0.58, 9x9 0.37,
- *     3x3 d2 0.78; 56x56: 1.22-1.80);
+ *     sizes, stride 3+) up to P = 2048 (3x3 dilation 2-6 on 33x33 and
+ *     45x45: 0.48-0.79, 9x9 0.27, stride 3 0.27-0.29; 65x65 1.46-1.50);
  *   - 3-D layers (the generic row kernel runs every one with a kernel
- *     deeper than 1) by the same rule, their planes of at most 1024
- *     outputs, while the block's whole volume fits the buffers;
+ *     deeper than 1) up to P = 1024 per plane (earlier measurements),
+ *     while the block's whole volume fits the buffers;
  *   - never 1-D (or one-row) layers: the row kernel runs them 1.5-4.7x
  *     faster, and never a channel multiplier above 1;
  *   - not few channels, whose block is mostly empty lanes: 7x7 planes,
@@ -25,12 +28,26 @@
  *     14x14 5x5 with 8 1.66, 7x7 with 24 0.86: 5x5 and larger from 16
  *     channels, smaller kernels from 32.
  */
+static int dw_cl_plane_wins(const dw_dims *d, int64_t P)
+{
+    if (d->OW <= 7)
+        return 1;
+    switch (d->KH) {
+    case 3:
+        return d->sh == 2 && P <= 144;
+    case 5:
+        return P <= (d->sh == 1 ? 784 : 400);
+    default:
+        return P <= 784;
+    }
+}
+
 int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
 {
     const int64_t P = d->OH * d->OW, KK = d->KD * d->KH * d->KW;
     if (d->M != 1 || d->KH < 2 || d->OH < 2 || d->C < (KK >= 25 ? 16 : 32))
         return 0;
-    const int want = dw_plane_spec(d) ? d->OW <= 7 || (KK >= 25 && P <= 400) : P <= 1024;
+    const int want = dw_plane_spec(d) ? dw_cl_plane_wins(d, P) : P <= (d->KD == 1 ? 2048 : 1024);
     if (!want)
         return 0;
     const int64_t CB = DW_CL_CB(elsize == 4 ? DW_VMAX_F32 : DW_VMAX_F64);

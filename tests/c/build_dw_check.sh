@@ -22,6 +22,9 @@ base="dw_dispatch.c dw_fwd.c dw_cl.c dw_adj.c dw_wgrad.c dw_rowbuf.c
       dwwg_f32_scalar.c dwwg_f64_scalar.c dwadj2_f32_scalar.c dwadj2_f64_scalar.c
       dwcl_f32_scalar.c dwcl_f64_scalar.c"
 ops="dw2d dwrows dwwg dwadj2 dwcl"
+# the channels-last forward transposes with the layout transpose's tile kernels
+tr=$root/src/transpose
+trs="tr_dispatch.c tr_scalar.c"
 CFLAGS="-O3 -std=c11 -D_GNU_SOURCE -fopenmp -Wall -Wextra -Wno-unused-parameter -I$root/src -I$dw"
 pids=""
 objs=""
@@ -36,6 +39,7 @@ compile() {
 if [ "$mode" = aarch64 ]; then
     CC=${CC:-aarch64-linux-gnu-gcc}
     for op in $ops; do base="$base ${op}_f32_neon.c ${op}_f64_neon.c"; done
+    trs="$trs tr_neon.c"
 else
     CC=${CC:-gcc}
     case "$($CC -dumpmachine)" in
@@ -47,15 +51,19 @@ else
             CFLAGS="$CFLAGS -DCC_SIMDE_AVX512 -Wno-psabi"
             avx512="-mavx2 -mfma -O1"
         fi
+        compile "$tr/tr_avx2.c" "$tmp/tr_avx2.o" -mavx2
+        compile "$tr/tr_avx512.c" "$tmp/tr_avx512.o" $avx512
         for op in $ops; do for dt in f32 f64; do
             compile "$dw/${op}_${dt}_avx2.c" "$tmp/${op}_${dt}_avx2.o" -mavx2 -mfma
             compile "$dw/${op}_${dt}_avx512.c" "$tmp/${op}_${dt}_avx512.o" $avx512
         done; done ;;
     aarch64*)
-        for op in $ops; do base="$base ${op}_f32_neon.c ${op}_f64_neon.c"; done ;;
+        for op in $ops; do base="$base ${op}_f32_neon.c ${op}_f64_neon.c"; done
+        trs="$trs tr_neon.c" ;;
     esac
 fi
 for f in $base; do compile "$dw/$f" "$tmp/${f%.c}.o"; done
+for f in $trs; do compile "$tr/$f" "$tmp/${f%.c}.o"; done
 compile "$root/src/simd_isa.c" "$tmp/simd_isa.o"
 fail=0
 for p in $pids; do wait "$p" || fail=1; done
