@@ -69,6 +69,11 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
         return (double)ch * (double)g->batch * (double)tiles >= 32768.0;
     }
     if (cig < 32 || cog < 32) return 0;
+    /* float32 with fewer than 64 output channels per group on fewer than
+     * 400 tiles (up to 39x39 outputs): igemm (2 threads, Winograd / igemm
+     * time, 28x28 outputs: 32 -> 32 channels 1.05-1.09, groups of 32 1.07-
+     * 1.18, 64 -> 32 1.02-1.03; but 32 -> 64 0.76-0.80, 40x40 0.89-0.92) */
+    if (elsize == 4 && cog < 64 && tiles < 400) return 0;
     if (tiles >= 196 || (elsize == 8 && tiles >= 49)) return 1;
     if (cig < 64 || cog < 64) return 0;
     return tiles >= 100 || (tiles >= 16 && (double)g->batch * (double)tiles >= 128.0);

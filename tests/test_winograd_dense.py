@@ -153,7 +153,12 @@ def test_method_rule():
 def _check_narrow_rule():
     assert _method((1, 64, 56, 56), (64, 64, 3, 3), 1, 1) == "winograd"
     assert _method((4, 128, 28, 28), (128, 128, 3, 3), 1, 1) == "winograd"
-    assert _method((1, 32, 28, 28), (32, 32, 3, 3), 1, 1) == "winograd"       # 196 tiles
+    assert _method((1, 32, 28, 28), (64, 32, 3, 3), 1, 1) == "winograd"       # 196 tiles
+    assert _method((1, 32, 28, 28), (32, 32, 3, 3), 1, 1) != "winograd"       # < 64 out, < 400
+    assert _method((1, 32, 38, 38), (32, 32, 3, 3), 1, 1) != "winograd"       # 361 tiles
+    assert _method((1, 32, 40, 40), (32, 32, 3, 3), 1, 1) == "winograd"       # 400 tiles
+    assert _method((4, 128, 28, 28), (128, 32, 3, 3), 1, 4) != "winograd"    # 4 groups of 32
+    assert _method((1, 32, 28, 28), (32, 32, 3, 3), 1, 1, np.float64) == "winograd"
     assert _method((1, 32, 26, 26), (32, 32, 3, 3), 1, 1) != "winograd"       # 169, 32 ch
     assert _method((1, 16, 56, 56), (16, 16, 3, 3), 1, 1) != "winograd"       # 16 channels
     assert _method((1, 64, 56, 56), (16, 64, 3, 3), 1, 1) != "winograd"       # 16 out
@@ -229,7 +234,7 @@ def test_public_api_on_winograd_layers(dtype):
 
 
 NARROW_LAYERS = (((2, 64, 28, 30), (64, 64, 3, 3), 1, 1, 1),
-                 ((1, 48, 29, 27), (40, 48, 3, 3), (0, 2), 1, 1),
+                 ((1, 48, 29, 27), (72, 48, 3, 3), (0, 2), 1, 1),
                  ((2, 128, 28, 28), (128, 64, 3, 3), 1, 1, 2),
                  ((1, 64, 33, 33), (64, 64, 3, 3), 2, 2, 1),
                  ((1, 64, 31, 30), (64, 64, 3, 3), (3, 1), (3, 1), 1))
