@@ -457,14 +457,14 @@ def test_fwd_path_choice():
 
 def _adj2_cases():
     """Geometries whose grad_input rows run the one-pass stride-2 kernel
-    (adj2): horizontal stride 2, dilation 1, 3 or 5 taps, with every
+    (adj2): horizontal stride 2, dilation 1, 2 to 5 taps, with every
     horizontal padding parity, odd and even widths around the vector
     lengths (1, 2, 4, 8, 16 pairs and the tails), asymmetric padding (so
     more or fewer gradient columns than the padding implies), other vertical/depth
     strides and dilations, 1-D to 3-D, multipliers 1-3."""
     rng = np.random.default_rng(22)
     cases = []
-    for kw in (3, 5):
+    for kw in (2, 3, 4, 5):
         for pw in range(0, 5):
             for iw in (1, 2, 3, 7, 15, 16, 17, 31, 33, 47, 64, 65, 70):
                 pa = max(0, pw + int(rng.integers(-1, 2)))  # asymmetric padding too

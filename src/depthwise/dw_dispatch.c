@@ -14,7 +14,8 @@
         {{cc_dw_k3s1_f32_##ISA, cc_dw_k3s2_f32_##ISA},                        \
          {cc_dw_k5s1_f32_##ISA, cc_dw_k5s2_f32_##ISA},                        \
          {cc_dw_k7s1_f32_##ISA, cc_dw_k7s2_f32_##ISA}},                       \
-        cc_dw_wg_f32_##ISA, {cc_dw_a2k3_f32_##ISA, cc_dw_a2k5_f32_##ISA},     \
+        cc_dw_wg_f32_##ISA, {cc_dw_a2k2_f32_##ISA, cc_dw_a2k3_f32_##ISA,      \
+         cc_dw_a2k4_f32_##ISA, cc_dw_a2k5_f32_##ISA},                         \
         cc_dw_cl_f32_##ISA,                                                   \
         cc_dw_split2_f32_##ISA, cc_dw_join2_f32_##ISA};                       \
     static const dw_kern_f64 dw_k64_##ISA = {                                 \
@@ -22,7 +23,8 @@
         {{cc_dw_k3s1_f64_##ISA, cc_dw_k3s2_f64_##ISA},                        \
          {cc_dw_k5s1_f64_##ISA, cc_dw_k5s2_f64_##ISA},                        \
          {cc_dw_k7s1_f64_##ISA, cc_dw_k7s2_f64_##ISA}},                       \
-        cc_dw_wg_f64_##ISA, {cc_dw_a2k3_f64_##ISA, cc_dw_a2k5_f64_##ISA},     \
+        cc_dw_wg_f64_##ISA, {cc_dw_a2k2_f64_##ISA, cc_dw_a2k3_f64_##ISA,      \
+         cc_dw_a2k4_f64_##ISA, cc_dw_a2k5_f64_##ISA},                         \
         cc_dw_cl_f64_##ISA,                                                   \
         cc_dw_split2_f64_##ISA, cc_dw_join2_f64_##ISA};                       \
     static const dw_isa dw_isa_##ISA = {&dw_k32_##ISA, &dw_k64_##ISA};

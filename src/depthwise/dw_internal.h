@@ -30,13 +30,13 @@
  *          accumulator vp[i] gets, lane by lane, partial sums of
  *          sum_{r<nrows} sum_{x<n} g[r][x] * src[r*ne+e][off[t] + x]
  *          (lanes >= V of the ISA untouched).  g rows are read only for x < n.
- *   adj2   one grad_input row of a stride-2, dilation-1 conv with K = 3 or 5
+ *   adj2   one grad_input row of a stride-2, dilation-1 conv with K = 2 to 5
  *          horizontal taps (L = (K-1)/2), in one pass:
  *          out[i] = init + sum_{e<ne} sum_{kw<K: i+pw-kw even}
  *                                 wr[e][kw] * g[e][(i + pw - kw)/2 + L],
  *          0 <= i < n; g rows are zero-padded gradient rows (g[e][u] =
  *          gy[u - L]) readable up to u < n/2 + (pw+1)/2 + L + DW_VMAX + 1.
- *          adj2[K == 5].
+ *          adj2[K - 2].
  *   cl     one output row of a 2-D depthwise conv with multiplier 1, in
  *          channels-last layout over Cp channels (Cp a multiple of
  *          DW_VMAX, buffers padded to it):
@@ -119,7 +119,7 @@
         dw_rows_##SFX##_fn rows;                                              \
         dw_plane_##SFX##_fn plane[3][2]; /* [dw_plane_k(K)][S == 2] */        \
         dw_wg_##SFX##_fn wg;                                                  \
-        dw_adj2_##SFX##_fn adj2[2]; /* [K == 5] */                            \
+        dw_adj2_##SFX##_fn adj2[4]; /* [K - 2] */                             \
         dw_cl_##SFX##_fn cl;                                                  \
         dw_split2_##SFX##_fn split2;                                          \
         dw_join2_##SFX##_fn join2;                                            \
@@ -142,7 +142,11 @@ DW_KERNEL_TYPES(double, f64)
     DW_HIDDEN void cc_dw_wg_##SFX##_##ISA(int64_t, int, const T *const *, int,\
                                           const T *const *, int,              \
                                           const int64_t *, T *const *);       \
+    DW_HIDDEN void cc_dw_a2k2_##SFX##_##ISA(int64_t, int, const T *const *,   \
+                                            const T *const *, int64_t, T, T *);\
     DW_HIDDEN void cc_dw_a2k3_##SFX##_##ISA(int64_t, int, const T *const *,   \
+                                            const T *const *, int64_t, T, T *);\
+    DW_HIDDEN void cc_dw_a2k4_##SFX##_##ISA(int64_t, int, const T *const *,   \
                                             const T *const *, int64_t, T, T *);\
     DW_HIDDEN void cc_dw_a2k5_##SFX##_##ISA(int64_t, int, const T *const *,   \
                                             const T *const *, int64_t, T, T *);\
