@@ -52,14 +52,22 @@ def run_igemm(x, w, b, stride, padding, dilation, groups, nthreads):
     return y
 
 
-def random_case(rng, nsp, packed=False):
-    """packed: more than 32 output channels per group (B packed from the band);
-    else few (the micro-kernel reads the band in place)."""
+def random_case(rng, nsp, mode="direct"):
+    """mode "direct": few output channels per group (the micro-kernel reads
+    the band in place); "packed": more than 32 and a stride above 1 along
+    the last axis (B packed from the band on every instruction set);
+    "stride1": 33-300 output channels at stride 1 (direct on vectors of up
+    to 256 bits when the wide rows waste little, else packed)."""
     groups = int(rng.choice([1, 1, 2, 3]))
     cig = int(rng.integers(1, 7))
-    cog = int(rng.integers(33, 60)) if packed else int(rng.integers(1, 14))
+    cog = {"direct": lambda: int(rng.integers(1, 14)), "packed": lambda: int(rng.integers(33, 60)),
+           "stride1": lambda: int(rng.integers(33, 300))}[mode]()
     k = tuple(int(v) for v in rng.integers(1, 4 if nsp > 1 else 6, nsp))
     s = tuple(int(v) for v in rng.integers(1, 4, nsp))
+    if mode == "packed":
+        s = s[:-1] + (int(rng.integers(2, 4)),)
+    elif mode == "stride1":
+        s = (1,) * nsp
     d = tuple(int(v) for v in rng.integers(1, 3, nsp))
     pad = tuple(int(v) for v in rng.integers(0, 3, nsp))
     hi = {1: 90, 2: 40, 3: 9}[nsp]
@@ -72,12 +80,12 @@ def random_case(rng, nsp, packed=False):
 @pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("nsp", [1, 2, 3])
-@pytest.mark.parametrize("packed", [False, True], ids=["direct", "packed"])
-def test_igemm_random(name, dtype, nsp, packed):
-    rng = np.random.default_rng(zlib.crc32(f"{name} {nsp} {np.dtype(dtype).name} {packed}".encode()))
+@pytest.mark.parametrize("mode", ["direct", "packed", "stride1"])
+def test_igemm_random(name, dtype, nsp, mode):
+    rng = np.random.default_rng(zlib.crc32(f"{name} {nsp} {np.dtype(dtype).name} {mode}".encode()))
     with forced_isa(name):
-        for _ in range(25 if not packed else 12):
-            n, groups, cig, cog, size, k, s, d, pad = random_case(rng, nsp, packed)
+        for _ in range(25 if mode == "direct" else 12):
+            n, groups, cig, cog, size, k, s, d, pad = random_case(rng, nsp, mode)
             x = rng.standard_normal((n, cig * groups) + size).astype(dtype)
             w = rng.standard_normal((cog * groups, cig) + k).astype(dtype)
             b = rng.standard_normal(cog * groups).astype(dtype) if rng.random() < 0.6 else None

@@ -16,9 +16,11 @@ int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsi
         return 0;
     ig_plan p;
     if (elsize == 4)
-        ig_plan_make(g, nthreads, 4, cc_ig_kern_f32()->mr, cc_ig_kern_f32()->nr, &p);
+        ig_plan_make(g, nthreads, 4, cc_ig_kern_f32()->mr, cc_ig_kern_f32()->nr,
+                     cc_ig_kern_f32()->lanes, &p);
     else
-        ig_plan_make(g, nthreads, 8, cc_ig_kern_f64()->mr, cc_ig_kern_f64()->nr, &p);
+        ig_plan_make(g, nthreads, 8, cc_ig_kern_f64()->mr, cc_ig_kern_f64()->nr,
+                     cc_ig_kern_f64()->lanes, &p);
     if (!p.ok) return -1;
     const int64_t b = ig_plan_bytes(&p, elsize);
     return b > CC_WORKSPACE_CAP ? -1 : b;

@@ -222,7 +222,7 @@ int IG_FN(cc_conv_fwd_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *w, co
     const IG_KERN_T *kern = IG_KERN(); /* looked up once per call */
     if (kern->nr > IG_NR_MAX) return CC_ERR_ARG;
     ig_plan p;
-    ig_plan_make(g, nthreads, es, kern->mr, kern->nr, &p);
+    ig_plan_make(g, nthreads, es, kern->mr, kern->nr, kern->lanes, &p);
     if (!p.ok) return CC_ERR_ARG;
     if (ig_plan_bytes(&p, es) > ws_bytes || ws == NULL) return CC_ERR_NOMEM;
     /* carve the workspace (64-byte aligned pieces) */
