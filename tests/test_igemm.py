@@ -54,20 +54,24 @@ def run_igemm(x, w, b, stride, padding, dilation, groups, nthreads):
 
 def random_case(rng, nsp, mode="direct"):
     """mode "direct": few output channels per group (the micro-kernel reads
-    the band in place); "packed": more than 32 and a stride above 1 along
-    the last axis (B packed from the band on every instruction set);
-    "stride1": 33-300 output channels at stride 1 (direct on vectors of up
-    to 256 bits when the wide rows waste little, else packed)."""
+    the band in place); "packed": more than 32, more than 4 input channels
+    and a stride above 1 along the last axis (B packed from the band on
+    every instruction set); "wide": 33-300 output channels at stride 1, or
+    strided with at most 4 input channels (direct on vectors of up to 256
+    bits when the wide rows waste little, else packed)."""
     groups = int(rng.choice([1, 1, 2, 3]))
-    cig = int(rng.integers(1, 7))
+    cig = int(rng.integers(5, 9)) if mode == "packed" else int(rng.integers(1, 7))
     cog = {"direct": lambda: int(rng.integers(1, 14)), "packed": lambda: int(rng.integers(33, 60)),
-           "stride1": lambda: int(rng.integers(33, 300))}[mode]()
+           "wide": lambda: int(rng.integers(33, 300))}[mode]()
     k = tuple(int(v) for v in rng.integers(1, 4 if nsp > 1 else 6, nsp))
     s = tuple(int(v) for v in rng.integers(1, 4, nsp))
     if mode == "packed":
         s = s[:-1] + (int(rng.integers(2, 4)),)
-    elif mode == "stride1":
-        s = (1,) * nsp
+    elif mode == "wide":
+        if rng.random() < 0.5:
+            s = (1,) * nsp
+        else:
+            cig = int(rng.integers(1, 5))
     d = tuple(int(v) for v in rng.integers(1, 3, nsp))
     pad = tuple(int(v) for v in rng.integers(0, 3, nsp))
     hi = {1: 90, 2: 40, 3: 9}[nsp]
@@ -80,7 +84,7 @@ def random_case(rng, nsp, mode="direct"):
 @pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("nsp", [1, 2, 3])
-@pytest.mark.parametrize("mode", ["direct", "packed", "stride1"])
+@pytest.mark.parametrize("mode", ["direct", "packed", "wide"])
 def test_igemm_random(name, dtype, nsp, mode):
     rng = np.random.default_rng(zlib.crc32(f"{name} {nsp} {np.dtype(dtype).name} {mode}".encode()))
     with forced_isa(name):

@@ -61,11 +61,15 @@ typedef struct ig_plan {
  * float32 1-D 0.87-0.98 (64-512 channels, k 3-9, dilation 1 and 4), 3-D
  * 0.82-0.93, 2-D 0.83-1.01 (5x5/7x7 on 28x28, 3x3 on 40x40-112x112,
  * dilations 5-6); float64 0.78-0.95; but a 1x7 kernel on 17x17 (15% of the
- * pitch wasted) 1.06, and wav2vec's stride-2 1-D layer 1.22 (its band is
- * split by phase).  16-lane float32 kernels keep the 32-channel rule (not
- * measured there). */
+ * pitch wasted) 1.06, and wav2vec's stride-2 1-D layer 1.22.  16-lane float32 kernels keep the 32-channel rule (not
+ * measured there).  Strided layers with at most 4 input channels per group
+ * (stems: 3 colour channels, large kernels) also run direct: ResNet-50's
+ * 7x7 stride-2 stem 0.73-0.74, a 4x4 stride-4 patch embedding 0.68-0.82,
+ * a 3x7x7 (1, 2, 2) video stem 0.92; other strided layers lost (8-48
+ * channels of 3x3 stride 2 0.93-1.07, 64-512 channels 1.06-1.23). */
 #define IG_DIRECT_WASTE_DEN 8
-#define IG_DIRECT_STRIDE1_MAX_COG 256
+#define IG_DIRECT_WIDE_MAX_COG 256
+#define IG_DIRECT_STRIDED_MAX_CIG 4
 /* The weight gradient of an ungrouped convolution runs on igemm up to this
  * many output channels (ig_wgrad.c). */
 #define IG_WGRAD_UNGROUPED_MAX_COG 8
@@ -157,11 +161,12 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     p->kc = cc_max64(16, cc_min64(p->K, IG_KC_BYTES / (elsize * nr)));
     p->mpan = cc_ceil_div(p->cog, mr);
     p->direct = p->cog <= IG_DIRECT_MAX_COG;
-    if (!p->direct && (int64_t)lanes * elsize <= 32 && sh == 1 && sw == 1 &&
-        p->cog <= IG_DIRECT_STRIDE1_MAX_COG) {
-        /* the pitch the direct mode would run: Wph less the shared zeros */
+    if (!p->direct && (int64_t)lanes * elsize <= 32 && p->cog <= IG_DIRECT_WIDE_MAX_COG &&
+        ((sh == 1 && sw == 1) || p->cig <= IG_DIRECT_STRIDED_MAX_CIG)) {
+        /* the pitch the direct mode would run: Wph, less the shared zeros
+         * at stride 1 (below) */
         const int64_t pl = g->pad[2], pr = p->win - pl - g->in[2];
-        const int64_t pitch = p->Wph - (Wt == Wo ? cc_max64(0, cc_min64(pl, pr)) : 0);
+        const int64_t pitch = p->Wph - (sw == 1 && Wt == Wo ? cc_max64(0, cc_min64(pl, pr)) : 0);
         p->direct = R == 1 || (pitch - Wt) * IG_DIRECT_WASTE_DEN <= pitch;
     }
     /* Direct mode, stride 1, whole rows: a row's right padding and the next
