@@ -83,6 +83,17 @@ static inline int cc_is_1x1(const cc_geom *g) {
     return 1;
 }
 
+/* Non-overlapping patches: every kernel dim equal to its stride, no
+ * padding, dilation 1 (ViT / ConvNeXt patch embeddings, 2x2 stride-2
+ * downsampling).  im2col is then a permutation of x, each element copied
+ * once, and the product one GEMM. */
+static inline int cc_is_patch(const cc_geom *g) {
+    for (int d = 0; d < 3; ++d)
+        if (g->k[d] != g->stride[d] || g->pad[d] != 0 || (g->k[d] > 1 && g->dil[d] != 1))
+            return 0;
+    return 1;
+}
+
 /* Common fields and the image batching.  rows_per_col: rows of the im2col
  * buffer (K for fwd/wgrad, cig*kk for the adjoint). */
 static inline void cc_plan_common(const cc_geom *g, int nthreads, int64_t elsize,

@@ -20,6 +20,8 @@ import zlib
 import numpy as np
 import pytest
 
+import cconv
+
 import c_programs
 
 from cconv import _depthwise, _kernels
@@ -259,6 +261,49 @@ def test_igemm_is_the_forward_of_kxk_and_strided_convs():
     assert _kernels.fwd_method(g3, 2, 4) == "igemm"
     assert _kernels.fwd_method(g1, 2, 4) == "gemm"
     assert _kernels.fwd_method(g1s, 2, 8) == "igemm"
+
+
+def test_patches_take_im2col():
+    """Non-overlapping patches (kernel == stride, no padding, dilation 1)
+    run im2col + one GEMM (cc_is_patch); a kernel past its stride, padding
+    or dilation keeps them off that rule; the results match the reference
+    (1-3-D, groups, float32/64, 1-3 threads)."""
+    def method(xs, ws, s, p=0, d=1, groups=1, es=4):
+        return _kernels.fwd_method(make_params(xs, ws, None, s, p, d, False, 0, groups, "t").geom(), 2, es)
+
+    assert method((8, 3, 224, 224), (96, 3, 4, 4), 4) == "im2col"
+    assert method((8, 3, 224, 224), (768, 3, 16, 16), 16, es=8) == "im2col"
+    assert method((4, 64, 500), (64, 64, 2), 2) == "im2col"
+    assert method((2, 8, 8, 12, 12), (16, 8, 2, 2, 2), 2) == "im2col"
+    assert method((4, 64, 56, 56), (64, 16, 2, 2), 2, groups=4) == "im2col"
+    assert method((4, 64, 56, 56), (64, 64, 1, 2), (1, 2)) == "im2col"
+    assert method((8, 3, 224, 224), (96, 3, 4, 4), 4, p=1) != "im2col"       # padding
+    assert method((4, 64, 56, 56), (64, 64, 3, 3), 2, p=1) != "im2col"       # overlapping
+    assert method((4, 64, 500), (64, 64, 2), 2, d=2) != "im2col"             # dilated
+    assert method((4, 64, 56, 56), (64, 64, 2, 2), (2, 1)) != "im2col"       # stride != kernel
+    rng = np.random.default_rng(31)
+    for _ in range(24):
+        nsp = int(rng.integers(1, 4))
+        k = tuple(int(v) for v in rng.integers(1, 5, nsp))
+        if all(v == 1 for v in k):
+            continue
+        groups = int(rng.choice([1, 2]))
+        cig, cog = int(rng.integers(1, 9)), int(rng.integers(1, 40))
+        size = tuple(int(v) * kk + int(rng.integers(0, kk)) for v, kk in zip(rng.integers(2, 9, nsp), k))
+        dtype = np.float32 if rng.random() < 0.5 else np.float64
+        x = rng.standard_normal((int(rng.integers(1, 3)), cig * groups) + size).astype(dtype)
+        w = rng.standard_normal((cog * groups, cig) + k).astype(dtype)
+        b = rng.standard_normal(cog * groups).astype(dtype)
+        assert method(x.shape, w.shape, k, groups=groups) == "im2col"
+        ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                       stride=k, pad_before=(0,) * nsp, dilation=(1,) * nsp, groups=groups)
+        for nt in (1, 3):
+            cconv.set_num_threads(nt)
+            try:
+                y = {1: cconv.conv1d, 2: cconv.conv2d, 3: cconv.conv3d}[nsp](x, w, b, k, 0, 1, groups)
+            finally:
+                cconv.set_num_threads(2)
+            assert np.abs(y - ref).max() / np.abs(ref).max() <= TOL[dtype], (x.shape, w.shape, nt)
 
 
 @pytest.mark.parametrize("name", ISAS)
