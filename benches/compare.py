@@ -54,7 +54,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchmarks._cases import CASES  # noqa: E402
+from benchmarks._cases import CASES, EXTRA  # noqa: E402
 
 import cconv  # noqa: E402
 
@@ -571,7 +571,7 @@ def run_cuda(args, cases, sets, failures):
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="cases: " + ", ".join(CASES))
+                                 epilog="cases: " + ", ".join(CASES) + "; extra: " + ", ".join(EXTRA))
     ap.add_argument("--cases", default=None, metavar="NAME,..", help="only these cases (default: all)")
     ap.add_argument("--set", choices=("forward", "backward", "all"), default="forward")
     ap.add_argument("--threads", default="1,2", metavar="T,..",
@@ -590,6 +590,8 @@ def parse_args(argv=None):
     ap.add_argument("--cuda", action="store_true",
                     help="also time cconv on CuPy arrays vs torch on CUDA (skipped when absent)")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    ap.add_argument("--extra", action="store_true",
+                    help="also the extra cases (layers outside the default set: benchmarks/_cases.py EXTRA)")
     args = ap.parse_args(argv)
     try:
         args.threads = [int(t) for t in args.threads.split(",") if t.strip()]
@@ -604,18 +606,19 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args, ap = parse_args(argv)
+    known = {**CASES, **EXTRA}
     if args.list:
-        for c in CASES.values():
+        for c in known.values():
             print(f"{c.name:22s} {c.func_name:17s} {c.describe():42s} {c.flops() / 1e9:6.3f} GFLOP  {c.note}")
         return 0
     if args.cases:
         names = [s.strip() for s in args.cases.split(",") if s.strip()]
-        bad = [s for s in names if s not in CASES]
+        bad = [s for s in names if s not in known]
         if bad:
-            ap.error(f"unknown case(s): {', '.join(bad)}; known: {', '.join(CASES)}")
-        cases = [CASES[s] for s in names]
+            ap.error(f"unknown case(s): {', '.join(bad)}; known: {', '.join(known)}")
+        cases = [known[s] for s in names]
     else:
-        cases = list(CASES.values())
+        cases = list(CASES.values()) + (list(EXTRA.values()) if args.extra else [])
     sets = ["forward", "backward"] if args.set == "all" else [args.set]
     mline = machine_line(args)
     print(mline)

@@ -56,6 +56,40 @@ _ALL = [
 
 CASES = {c.name: c for c in _ALL}
 
+# Layers outside the case set that a wider survey against torch
+# covered (session 17): depthwise 5x5/7x7/dilated/transposed, small grouped
+# layers, stems and patch embeddings, dense 1-D and 3-D layers.  compare.py
+# runs them with --extra (apart from the default set, whose geometric
+# means the targets are stated on).
+_EXTRA = [
+    Case("effnet_dw5_s1", 4, 240, 240, (28, 28), (5, 5), padding=2, groups=240,
+         note="EfficientNet depthwise 5x5 s1"),
+    Case("effnet_dw5_s2", 4, 144, 144, (56, 56), (5, 5), stride=2, padding=2, groups=144,
+         note="EfficientNet depthwise 5x5 s2"),
+    Case("convnext_dw7", 4, 96, 96, (56, 56), (7, 7), padding=3, groups=96,
+         note="ConvNeXt depthwise 7x7"),
+    Case("deeplab_dw_d2", 4, 256, 256, (33, 33), (3, 3), padding=2, dilation=2, groups=256,
+         note="DeepLabV3+ MobileNet dilated depthwise 3x3 d=2"),
+    Case("dw_tconv_k4", 4, 64, 64, (28, 28), (4, 4), stride=2, padding=1, groups=64,
+         transposed=True, note="depthwise conv_transpose2d k4 s2"),
+    Case("grouped4_3x3", 4, 128, 128, (28, 28), (3, 3), padding=1, groups=4,
+         note="4 groups of 32 channels, 3x3"),
+    Case("mobilenet_stem", 8, 3, 32, (224, 224), (3, 3), stride=2, padding=1,
+         note="MobileNet/EfficientNet stem 3x3 s2"),
+    Case("convnext_patchify", 8, 3, 96, (224, 224), (4, 4), stride=4,
+         note="ConvNeXt 4x4 s4 patch embedding"),
+    Case("vit_patch16", 8, 3, 768, (224, 224), (16, 16), stride=16, note="ViT-B/16 patch embedding"),
+    Case("conv1d_k5_64", 16, 64, 64, (2000,), (5,), padding=2, note="1-D 5-tap 64 channels"),
+    Case("conv1d_k2_s2", 4, 512, 512, (1000,), (2,), stride=2, note="1-D 2-tap stride-2 downsampling"),
+    Case("conv3d_3x3x3_64", 2, 64, 64, (16, 28, 28), (3, 3, 3), padding=1, note="3-D 3x3x3 64 channels"),
+    Case("conv3d_stem", 2, 3, 64, (16, 112, 112), (3, 7, 7), stride=(1, 2, 2), padding=(1, 3, 3),
+         note="video stem 3x7x7 s(1,2,2)"),
+    Case("conv1d_tasnet", 8, 1, 16, (16000,), (1024,), stride=256, note="1-channel k1024 s256 encoder"),
+]
+
+EXTRA = {c.name: c for c in _EXTRA}
+assert not set(EXTRA) & set(CASES)
+
 # groupings used by the asv classes
 FAMILIES = {
     "conv2d": ["resnet50_3x3", "resnet50_1x1", "resnet50_3x3_s2", "resnet50_stem",
