@@ -298,11 +298,12 @@ def test_patches_take_im2col():
         ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
                        stride=k, pad_before=(0,) * nsp, dilation=(1,) * nsp, groups=groups)
         for nt in (1, 3):
+            old = cconv.get_num_threads()
             cconv.set_num_threads(nt)
             try:
                 y = {1: cconv.conv1d, 2: cconv.conv2d, 3: cconv.conv3d}[nsp](x, w, b, k, 0, 1, groups)
             finally:
-                cconv.set_num_threads(2)
+                cconv.set_num_threads(old)
             assert np.abs(y - ref).max() / np.abs(ref).max() <= TOL[dtype], (x.shape, w.shape, nt)
 
 

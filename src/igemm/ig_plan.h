@@ -53,20 +53,21 @@ typedef struct ig_plan {
  * columns of each row are computed and dropped). */
 #define IG_DIRECT_MAX_COG 32
 /* With vectors of at most 256 bits (AVX2, NEON, scalar) the direct mode
- * also runs every stride-1 layer whose wide rows waste at most 1/8 of the
- * pitch (or that has one-row tiles: 1-D layers, pieces of long rows), up
- * to 256 output channels per group (its wide C block, channels x tile,
- * then stays within L2: 512 channels of 5x5 on 28x28 took 1.03).
- * Measured, AMD EPYC AVX2, 2 threads, 3 alternations, direct / packed time:
- * float32 1-D 0.87-0.98 (64-512 channels, k 3-9, dilation 1 and 4), 3-D
- * 0.82-0.93, 2-D 0.83-1.01 (5x5/7x7 on 28x28, 3x3 on 40x40-112x112,
- * dilations 5-6); float64 0.78-0.95; but a 1x7 kernel on 17x17 (15% of the
- * pitch wasted) 1.06, and wav2vec's stride-2 1-D layer 1.22.  16-lane float32 kernels keep the 32-channel rule (not
- * measured there).  Strided layers with at most 4 input channels per group
- * (stems: 3 colour channels, large kernels) also run direct: ResNet-50's
- * 7x7 stride-2 stem 0.73-0.74, a 4x4 stride-4 patch embedding 0.68-0.82,
- * a 3x7x7 (1, 2, 2) video stem 0.92; other strided layers lost (8-48
- * channels of 3x3 stride 2 0.93-1.07, 64-512 channels 1.06-1.23). */
+ * also runs, up to 256 output channels per group (its wide C block,
+ * channels x tile, then stays within L2: 512 channels of 5x5 on 28x28 took
+ * 1.03), whenever the wide rows waste at most 1/8 of the pitch (or the
+ * tiles are one row: 1-D layers, pieces of long rows):
+ *   - stride-1 layers.  Measured, AMD EPYC AVX2, 2 threads, 3
+ *     alternations, direct / packed time: float32 1-D 0.87-0.98 (64-512
+ *     channels, k 3-9, dilation 1 and 4), 3-D 0.82-0.93, 2-D 0.83-1.01
+ *     (5x5/7x7 on 28x28, 3x3 on 40x40-112x112, dilations 5-6); float64
+ *     0.78-0.95; but a 1x7 kernel on 17x17 (15% of the pitch wasted) 1.06;
+ *   - strided layers with at most 4 input channels per group (stems: 3
+ *     colour channels, large kernels): ResNet-50's 7x7 stride-2 stem
+ *     0.73-0.74, a 4x4 stride-4 patch embedding 0.68-0.82, a 3x7x7
+ *     (1, 2, 2) video stem 0.92; other strided layers lost (8-48 channels
+ *     of 3x3 stride 2 0.93-1.07, 64-512 channels 1.06-1.23, wav2vec 1.22).
+ * 16-lane float32 kernels keep the 32-channel rule (not measured there). */
 #define IG_DIRECT_WASTE_DEN 8
 #define IG_DIRECT_WIDE_MAX_COG 256
 #define IG_DIRECT_STRIDED_MAX_CIG 4
