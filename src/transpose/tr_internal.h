@@ -5,9 +5,11 @@
  * Contract of a tile kernel cc_tr_tile_<bits>_<isa>: for 0 <= r < nr and
  * 0 <= c < nc, dst[c * ld + r] = src[r * ls + c], elements of <bits> bits
  * copied bit for bit (no floating-point operation touches them, so NaN
- * payloads and signed zeros survive), ls and ld in elements.  nr and nc are
- * at most the driver's tile size; the SIMD kernels transpose whole square
- * blocks in registers and the ragged edges element by element.
+ * payloads and signed zeros survive), ls and ld in elements.  nr and nc may
+ * be any sizes (the driver passes tiles of 256-byte rows, the channels-last
+ * depthwise forward whole channel blocks of rows and planes); the SIMD
+ * kernels transpose whole square blocks in registers and the ragged edges
+ * element by element.
  */
 #ifndef CC_TR_INTERNAL_H
 #define CC_TR_INTERNAL_H
