@@ -35,11 +35,15 @@ def _as_int(name: str, v: Any, fn: str) -> int:
     if isinstance(v, (bool, np.bool_)):
         raise TypeError(f"{fn}: {name} must be an int or a tuple of ints, but got a bool ({v!r})")
     try:
-        return operator.index(v)
+        r = operator.index(v)
     except TypeError:
         raise TypeError(
             f"{fn}: {name} must be an int or a tuple of ints, but got {type(v).__name__} ({v!r})"
         ) from None
+    if not -_INT64_MAX - 1 <= r <= _INT64_MAX:
+        # PyTorch's argument parser: "Overflow when unpacking long long"
+        raise ValueError(f"{fn}: {name} value {r} does not fit a 64-bit integer")
+    return r
 
 
 def check_flag(fn: str, name: str, v: Any) -> bool:

@@ -64,6 +64,26 @@ def test_non_positive_stride(stride, transposed):
     expect(ValueError, lambda: fn(x, w, b, stride=stride, groups=2), "stride")
 
 
+@pytest.mark.parametrize("name,value", [
+    ("stride", 2**63), ("stride", (1, 2**64)), ("padding", 2**63), ("padding", (-2**63 - 1, 0)),
+    ("dilation", 2**63), ("groups", 2**63), ("output_padding", 2**63)])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_parameters_beyond_64_bits(name, value, transposed):
+    """A parameter outside int64 is a ValueError naming it, as PyTorch's
+    argument parser raises one ("Overflow when unpacking long long"); a
+    stride of 2**63 gave a result before (its one output along the axis
+    never applies it)."""
+    if name == "output_padding" and not transposed:
+        return
+    x, w, b = good(2, transposed)
+    fn = CONVT[2] if transposed else CONV[2]
+    kw = {"groups": 2, name: value}
+    expect(ValueError, lambda: fn(x, w, b, **kw), name, "64-bit")
+    # the largest int64 stride is still a parameter like any other
+    if name == "stride" and not transposed:
+        assert fn(x, w, b, stride=2**63 - 1, groups=2).shape[2:] == (1, 1)
+
+
 @pytest.mark.parametrize("groups", [0, -1, -2])
 @pytest.mark.parametrize("transposed", [False, True])
 def test_non_positive_groups(groups, transposed):
