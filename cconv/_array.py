@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_cupy", "get_xp"]
+__all__ = ["is_cupy", "get_xp", "narrow", "narrow_into"]
 
 
 def is_cupy(a: Any) -> bool:
@@ -34,3 +34,17 @@ def get_xp(**arrays: Any):
     from . import _cuda  # imports cupy lazily, raises a clear error without a GPU
 
     return _cuda.require_cupy()
+
+
+def narrow(a, dt):
+    """``a`` cast to the narrower dtype ``dt`` (float32 results of a
+    float16 call), memory order kept: values past ``dt``'s range become
+    inf, as in PyTorch, without NumPy's overflow warning."""
+    with np.errstate(over="ignore"):
+        return a.astype(dt)
+
+
+def narrow_into(out, a) -> None:
+    """``out[...] = a`` with the same rule as :func:`narrow`."""
+    with np.errstate(over="ignore"):
+        out[...] = a

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _kernels, _layout
-from ._array import get_xp
+from ._array import get_xp, narrow
 from ._config import get_num_threads, result_empty
 from ._dispatch import select
 from ._functional import (
@@ -284,8 +284,7 @@ def _first(xp, a):
 
 def _down(a, dt):
     if a is not None and np.dtype(a.dtype) != dt:
-        with np.errstate(over="ignore"):  # past float16's range: inf, as in PyTorch
-            return a.astype(dt)
+        return narrow(a, dt)
     return a
 
 

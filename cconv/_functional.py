@@ -14,7 +14,7 @@ from typing import Any, Sequence, Union
 import numpy as np
 
 from . import _autotune, _layout, _outbuf
-from ._array import get_xp
+from ._array import get_xp, narrow, narrow_into
 from ._config import result_empty
 from ._dispatch import Backend, _tuned_any, backend_module, select
 from ._params import ConvParams, check_flag, make_params
@@ -196,12 +196,9 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
             "forward", pr, xp, real_contig(xp, x, cdt), real_contig(xp, w, cdt),
             real_contig(xp, b, cdt), y32, backend, need_backward,
         )
-        # float32 results past float16's range become inf, as in PyTorch,
-        # without NumPy's overflow warning
-        with np.errstate(over="ignore"):
-            if out is None:
-                return y32.astype(dt)
-            out[...] = y32
+        if out is None:
+            return narrow(y32, dt)
+        narrow_into(out, y32)
         return out
     # complex: Gauss trick, (a + ib)(c + id) from three real convolutions
     xr, xi = real_contig(xp, x.real, cdt), real_contig(xp, x.imag, cdt)

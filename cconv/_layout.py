@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from . import _depthwise, _kernels, _nhwc
+from ._array import narrow, narrow_into
 from ._config import get_num_threads, result_empty, workspace
 from ._dispatch import Backend, as_backend
 
@@ -239,14 +240,13 @@ def forward(p, x, w, b, out, backend, need_backward, fallback):
             if x32.flags.c_contiguous or not is_channels_last(x32):
                 x32 = x32.transpose(_to_last(x.ndim)).copy().transpose(_to_first(x.ndim))
             p32 = p.with_dtype(np.float32)
-            with np.errstate(over="ignore"):  # past float16's range: inf, as in PyTorch
-                if out is None:
-                    y32 = empty_channels_last(p.output_shape, np.float32)
-                    _run_nhwc(p32, x32, w, b, y32, True)
-                    return y32.astype(dt)  # order 'K': stays channels last
-                y32 = result_empty(np, p.output_shape, np.float32)
-                _run_nhwc(p32, x32, w, b, y32, False)
-                out[...] = y32
+            if out is None:
+                y32 = empty_channels_last(p.output_shape, np.float32)
+                _run_nhwc(p32, x32, w, b, y32, True)
+                return narrow(y32, dt)  # order 'K': stays channels last
+            y32 = result_empty(np, p.output_shape, np.float32)
+            _run_nhwc(p32, x32, w, b, y32, False)
+            narrow_into(out, y32)
             return out
         pr = p.with_dtype(dt)
         if out is not None:
