@@ -38,11 +38,20 @@ static inline int cc_wide_f32(int64_t elsize) { return elsize == 4 && cc_ig_kern
  * channels 1.1-1.8 stay out; dilated layers 0.32-0.95.  float64 (the
  * micro-kernels do half the lanes, the transforms the same adds): >= 32
  * channels on >= 49 tiles, 0.47-0.90 (14x14 batch 1 with 128-256 channels
- * 0.98-1.01). */
+ * 0.98-1.01).
+ * 3-D layers (3x3 planes, any depth taps) take the same rule with every
+ * output depth a plane of the batch: 2 threads, float32, Winograd / igemm
+ * time (kernels called directly, 3 alternations): 1x128x8x14x14 3x3x3
+ * 0.82, 2x64x16x28x28 0.82, 1x64x16x32x32 0.73, 1x32x32x64x64 0.91,
+ * 2x128x8x7x7 0.95, 1x64x8x14x14 0.99, 1x32->64x8x28x28 0.84, depth stride
+ * 2 0.84, 5 depth taps 0.82, (2+1)-D 1x3x3 2x64x8x56x56 0.78 and
+ * 2x128x8x28x28 0.72; float64 0.61-0.80; 16 channels (1.3) stay out. */
 static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
     if (!cc_wino_applies(g)) return 0;
     const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
     const int64_t tiles = ((g->out[1] + 1) / 2) * ((g->out[2] + 1) / 2);
+    /* 3-D: each output depth a plane of the batch */
+    const double batch = (double)g->batch * (double)g->out[0];
     if (cc_wide_f32(elsize)) {
         /* 16-lane vectors (AVX-512): the micro-kernels do twice the work per
          * instruction, and the transforms' fixed costs (the filter transform
@@ -66,7 +75,7 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
         if (ch < 32) return 0;
         if (dmax == 1 && tiles >= 784) return 1;
         if (ch < 64 || tiles < 49 || (dmax == 2 && tiles < 196)) return 0;
-        return (double)ch * (double)g->batch * (double)tiles >= 32768.0;
+        return (double)ch * batch * (double)tiles >= 32768.0;
     }
     if (cig < 32 || cog < 32) return 0;
     /* float32 with fewer than 64 output channels per group on fewer than
@@ -76,7 +85,7 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
     if (elsize == 4 && cog < 64 && tiles < 400) return 0;
     if (tiles >= 196 || (elsize == 8 && tiles >= 49)) return 1;
     if (cig < 64 || cog < 64) return 0;
-    return tiles >= 100 || (tiles >= 16 && (double)g->batch * (double)tiles >= 128.0);
+    return tiles >= 100 || (tiles >= 16 && batch * (double)tiles >= 128.0);
 }
 
 int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {

@@ -80,6 +80,49 @@ def test_wino_random_geometries(name, dtype):
             done += 1
 
 
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wino_random_geometries_3d(name, dtype):
+    """3-D: each output depth's plane sums KD planes' Winograd products (the
+    GEMM depth is KD * cig): random depth taps 1-4, depth strides 1-3,
+    depth dilations 1-2, depth paddings 0-2 before and after (planes outside
+    the input read as zeros), the planes' own paddings and dilations,
+    groups, bias, 1-3 threads."""
+    rng = np.random.default_rng(zlib.crc32(f"wino3d {name} {np.dtype(dtype).name}".encode()))
+    with forced_isa(name):
+        done = 0
+        while done < 40:
+            groups = int(rng.choice([1, 1, 2, 3]))
+            cig, cog = int(rng.integers(1, 12)), int(rng.integers(1, 30))
+            sp = (int(rng.integers(1, 7)), int(rng.integers(1, 14)), int(rng.integers(1, 20)))
+            k = (int(rng.integers(1, 5)), 3, 3)
+            st = (int(rng.integers(1, 4)), 1, 1)
+            pb = (int(rng.integers(0, 3)),) + tuple(int(v) for v in rng.integers(0, 4, 2))
+            pa = (int(rng.integers(0, 3)),) + tuple(int(v) for v in rng.integers(0, 4, 2))
+            dil = (int(rng.integers(1, 3)),) + tuple(int(v) for v in rng.choice([1, 1, 2, 3, 4], 2))
+            out = tuple((sp[i] + pb[i] + pa[i] - dil[i] * (k[i] - 1) - 1) // st[i] + 1 for i in range(3))
+            if min(out) <= 0:
+                continue
+            n = int(rng.integers(1, 3))
+            x = rng.standard_normal((n, cig * groups) + sp).astype(dtype)
+            w = rng.standard_normal((cog * groups, cig) + k).astype(dtype)
+            b = rng.standard_normal(cog * groups).astype(dtype) if rng.random() < 0.6 else None
+            ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
+                           None if b is None else b.astype(np.float64),
+                           stride=st, pad_before=pb, pad_after=pa, dilation=dil, groups=groups)
+            scale = max(np.abs(ref).max(), 1e-30)
+            geom = (n, groups, cig * groups, cog * groups, sp, out, k, st, pb, dil)
+            for nt in (1, 2, 3):
+                nb = _kernels.wino_workspace_bytes(geom, nt, x.itemsize)
+                assert nb > 0
+                y = np.full((n, cog * groups) + out, np.nan, dtype)
+                _kernels.conv_fwd_wino(geom, x.reshape(-1), w.reshape(-1), b, y.reshape(-1),
+                                       np.empty(nb, np.uint8), nt)
+                err = np.abs(y - ref).max() / scale
+                assert err <= TOL[dtype], (name, geom, nt, err)
+            done += 1
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("dil", [(1, 1), (2, 2), (1, 3), (4, 2)])
 def test_wino_every_tile_edge(dtype, dil):
@@ -116,9 +159,13 @@ def test_wino_rejects_other_geometries():
         assert _kernels.wino_workspace_bytes(geom, 1, 4) == -1
         with pytest.raises(ValueError, match="geometry"):
             _kernels.conv_fwd_wino(geom, x.reshape(-1), w.reshape(-1), None, y.reshape(-1), ws, 1)
-    # a 3-D geometry of depth 3
+    # 3-D: any depth taps, but 3x3 stride-1 planes
     geom = (1, 1, 2, 2, (3, 8, 8), (1, 6, 6), (3, 3, 3), (1, 1, 1), (0, 0, 0), (1, 1, 1))
-    assert _kernels.wino_workspace_bytes(geom, 1, 4) == -1
+    assert _kernels.wino_workspace_bytes(geom, 1, 4) > 0
+    for k, stride in (((3, 3, 1), (1, 1, 1)), ((3, 3, 3), (1, 1, 2))):
+        geom = (1, 1, 2, 2, (3, 8, 8), (1, 6, 6 if stride[2] == 1 else 3), k, stride,
+                (0, 0, 0), (1, 1, 1))
+        assert _kernels.wino_workspace_bytes(geom, 1, 4) == -1
 
 
 def test_wino_short_workspace_is_a_memory_error():
@@ -186,6 +233,14 @@ def _check_narrow_rule():
     assert _kernels.fwd_method(p.geom(), 2, 4) == "winograd"                  # dilation 4
     p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 1, 5, 5, False, 0, 1, "t", np.float32)
     assert _kernels.fwd_method(p.geom(), 2, 4) != "winograd"                  # dilation 5
+    # 3-D: every output depth a plane of the batch
+    assert _method((2, 64, 16, 28, 28), (64, 64, 3, 3, 3), 1, 1) == "winograd"
+    assert _method((1, 64, 8, 14, 14), (64, 64, 3, 3, 3), 1, 1) == "winograd"    # 49 x 8
+    assert _method((1, 64, 2, 14, 14), (64, 64, 3, 3, 3), 1, 1) != "winograd"    # 49 x 2
+    assert _method((1, 64, 3, 14, 14), (64, 64, 1, 3, 3), (0, 1, 1), 1) == "winograd"  # 49 x 3
+    assert _method((1, 16, 16, 56, 56), (16, 16, 3, 3, 3), 1, 1) != "winograd"   # 16 channels
+    assert _method((1, 64, 16, 28, 28), (64, 64, 3, 3, 3), (1, 1, 1), 1) == "winograd"
+    assert _method((1, 64, 16, 28, 28), (64, 64, 3, 1, 1), (1, 0, 0), 1) != "winograd"  # 3x1x1
 
 
 @pytest.mark.skipif(WIDE is None, reason="no AVX-512 kernels in this build or on this CPU")
@@ -281,6 +336,44 @@ def _check_public_api(rng, dtype, layers=NARROW_LAYERS):
         assert np.allclose(gb, gy.astype(np.float64).sum((0, 2, 3)), rtol=1e-5)
 
 
+# 3-D layers the rule sends to Winograd: C3D-like 3x3x3, a (2+1)-D 1x3x3
+# kernel, depth stride 2, 'valid' depth padding with 5 depth taps, groups,
+# a dilated depth
+LAYERS_3D = (((1, 64, 6, 14, 15), (64, 64, 3, 3, 3), 1, 1, 1, 1),
+             ((2, 64, 3, 16, 14), (64, 64, 1, 3, 3), (0, 1, 1), 1, 1, 1),
+             ((1, 64, 7, 16, 16), (72, 64, 3, 3, 3), 1, (2, 1, 1), 1, 1),
+             ((1, 64, 9, 12, 13), (64, 64, 5, 3, 3), (0, 1, 1), 1, 1, 1),
+             ((1, 128, 5, 14, 14), (128, 64, 3, 3, 3), 1, 1, 1, 2),
+             ((1, 64, 8, 14, 14), (64, 64, 3, 3, 3), (2, 1, 1), 1, (2, 1, 1), 1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_public_api_on_winograd_layers_3d(dtype):
+    """conv3d and convolution_backward on 3-D layers that take the method,
+    against the reference."""
+    rng = np.random.default_rng(13)
+    with forced_isa(NARROW):
+        for xs, ws, pad, stride, dil, groups in LAYERS_3D:
+            p = make_params(xs, ws, None, stride, pad, dil, False, 0, groups, "t", dtype)
+            assert _kernels.fwd_method(p.geom(), 2, np.dtype(dtype).itemsize) == "winograd"
+            x = rng.standard_normal(xs).astype(dtype)
+            w = rng.standard_normal(ws).astype(dtype)
+            b = rng.standard_normal(ws[0]).astype(dtype)
+            pp = pad if isinstance(pad, tuple) else (pad,) * 3
+            kw = dict(stride=stride, pad_before=pp, dilation=dil, groups=groups)
+            ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), **kw)
+            y = cconv.conv3d(x, w, b, stride, pad, dil, groups)
+            assert np.abs(y - ref).max() / np.abs(ref).max() <= TOL[dtype]
+            gy = rng.standard_normal(y.shape).astype(dtype)
+            gx, gw, gb = cconv.convolution_backward(gy, x, w, (ws[0],), stride, pad, dil, False,
+                                                    0, groups, (True, True, True))
+            rgx = ref_conv_grad_input(gy.astype(np.float64), w.astype(np.float64), x.shape, **kw)
+            rgw = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w.shape, **kw)
+            assert np.abs(gx - rgx).max() / np.abs(rgx).max() <= 4 * TOL[dtype]
+            assert np.abs(gw - rgw).max() / np.abs(rgw).max() <= 4 * TOL[dtype]
+            assert np.allclose(gb, gy.astype(np.float64).sum((0, 2, 3, 4)), rtol=1e-5)
+
+
 def test_finite_differences_float64():
     """The Winograd forward's derivative by central differences, float64."""
     rng = np.random.default_rng(3)
@@ -338,6 +431,31 @@ def test_nonfinite_values_give_the_direct_pattern(what, dtype):
             assert (got == want).all(), (
                 f"{what} {isa}: {name} at {int(got.sum())} places, the reference at "
                 f"{int(want.sum())}")
+    fin = np.isfinite(r)
+    assert fin.sum() > 0.5 * r.size
+    assert np.allclose(y[fin], r[fin], rtol=1e-3 if dtype == np.float32 else 1e-10, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("where", ["x_inf", "x_nan", "w_inf"])
+def test_nonfinite_values_3d(where, dtype):
+    """The same on a 3-D layer: a NaN or infinity in an input plane (read by
+    KD output depths) or in a depth tap of the weight."""
+    rng = np.random.default_rng(zlib.crc32(f"nonfinite3d {where} {np.dtype(dtype).name}".encode()))
+    x = rng.standard_normal((1, 64, 6, 14, 15)).astype(dtype)
+    w = rng.standard_normal((64, 64, 3, 3, 3)).astype(dtype)
+    assert _method(x.shape, w.shape, 1, 1, dtype) == "winograd"
+    if where == "x_inf":
+        x[0, 3, 2, 5, 6] = np.inf
+    elif where == "x_nan":
+        x[0, 7, 5, 0, 14] = np.nan
+    else:
+        w[4, 10, 2, 0, 1] = np.inf
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = ref_conv(x.astype(np.float64), w.astype(np.float64), None, 1, 1)
+    y = cconv.conv3d(x, w, padding=1)
+    for test in (np.isnan, np.isposinf, np.isneginf):
+        assert (test(y) == test(r)).all(), (where, test.__name__)
     fin = np.isfinite(r)
     assert fin.sum() > 0.5 * r.size
     assert np.allclose(y[fin], r[fin], rtol=1e-3 if dtype == np.float32 else 1e-10, atol=1e-3)

@@ -1,8 +1,18 @@
 /*
  * 3x3 stride-1 convolution by Winograd F(2x2, 3x3) (ig_wino.c), on the
- * implicit GEMM's micro-kernels.  2-D (depth 1), kernel 3x3, stride 1,
- * dilation 1-4 along each axis, any padding and groups, float32 and
- * float64.
+ * implicit GEMM's micro-kernels.  Kernel 3x3, stride 1, dilation 1-4 along
+ * height and width, any padding and groups, float32 and float64; 3-D
+ * layers with any depth taps, depth stride, dilation and padding (a C3D
+ * 3x3x3, a (2+1)-D 1x3x3 kernel).
+ *
+ * 3-D: every output depth od of every image is a plane of the batch (tile
+ * index = plane * tiles per plane + tile, plane = n * OD + od), and a
+ * plane's 2-D products over its KD input planes (depth od * sd - pd +
+ * kd * dd, zeros outside the input) are summed by the GEMMs themselves:
+ * their reduction index is kc = kd * cig + ci (U: KD * cig columns, V:
+ * KD * cig rows, each row the transform of its depth tap's input plane).
+ * Each input plane is transformed once per output depth that reads it
+ * (KD times at depth stride 1).
  *
  * The output is cut into 2x2 tiles.  With dilation (dh, dw) the output
  * splits into dh x dw phases (rows a + dh i, columns b + dw j), each an
@@ -35,9 +45,10 @@
 typedef struct iw_plan {
     int nt, mr, nr;
     int64_t cig, cog, mpan;     /* channels per group; MR panels per group */
+    int64_t kd, ck;             /* depth taps; GEMM depth kd * cig */
     int64_t dh, dw;             /* dilation: phases */
-    int64_t tw, ntiles;         /* 2x2 tiles: most per tile row, per image */
-    int64_t ttotal;             /* tiles of the batch */
+    int64_t tw, ntiles;         /* 2x2 tiles: most per tile row, per plane */
+    int64_t ttotal;             /* tiles of the batch (N * OD planes) */
     int64_t npanels, items;     /* NR-tile panels of the batch; items */
     int64_t ap_elems;           /* U, all groups and xi */
     int64_t vb_elems, mb_elems; /* per thread: V and M of one panel */
@@ -48,9 +59,10 @@ typedef struct iw_plan {
 /* The largest dilation (each axis): the phases are looked up by a loop. */
 #define IW_MAX_DIL 4
 
-/* 2-D 3x3 stride 1 dilation 1-4 (the geometry padded to 3-D: depth 1). */
+/* 3x3 stride 1 dilation 1-4 across each plane (height, width); any depth
+ * taps, stride, dilation and padding (2-D: depth 1). */
 static inline int cc_wino_applies(const cc_geom *g) {
-    return cc_geom_valid(g) && g->in[0] == 1 && g->out[0] == 1 && g->k[0] == 1 &&
+    return cc_geom_valid(g) && g->out[0] > 0 && g->pad[0] >= 0 &&
            g->k[1] == 3 && g->k[2] == 3 && g->stride[1] == 1 && g->stride[2] == 1 &&
            g->dil[1] >= 1 && g->dil[1] <= IW_MAX_DIL && g->dil[2] >= 1 &&
            g->dil[2] <= IW_MAX_DIL && g->pad[1] >= 0 && g->pad[2] >= 0 && g->out[1] > 0 &&
@@ -88,7 +100,8 @@ static inline int64_t iw_fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -(
  * panel live on the stack). */
 #define IW_NR_MAX IG_NR_MAX
 
-/* A run: tiles [qa, qa + nq) of tile row th of phase (a, b) of image n,
+/* A run: tiles [qa, qa + nq) of tile row th of phase (a, b) of plane n
+ * (image n / OD, output depth n % OD),
  * panel columns [j0, j0 + nq).  Window column c of tile q is input column
  * c0 + dw (2 q + c); for q in [qlo, qhi) both of a tile's phase-0 and
  * phase-1 columns lie inside the image. */
@@ -125,6 +138,8 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     p->cig = g->c_in / g->groups;
     p->cog = g->c_out / g->groups;
     p->mpan = cc_ceil_div(p->cog, mr);
+    p->kd = g->k[0];
+    p->ck = p->kd * p->cig;
     p->dh = g->dil[1];
     p->dw = g->dil[2];
     p->tw = iw_phase_tiles(g->out[2], p->dw, 0);
@@ -132,12 +147,12 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     for (int64_t a = 0; a < p->dh; ++a)
         for (int64_t b = 0; b < p->dw; ++b)
             p->ntiles += iw_phase_tiles(g->out[1], p->dh, a) * iw_phase_tiles(g->out[2], p->dw, b);
-    p->ttotal = g->batch * p->ntiles;
+    p->ttotal = g->batch * g->out[0] * p->ntiles;
     p->npanels = cc_ceil_div(p->ttotal, nr);
     p->items = g->groups * p->npanels;
     if (p->items < p->nt) p->nt = (int)(p->items > 0 ? p->items : 1);
-    p->ap_elems = g->groups * 16 * p->mpan * mr * p->cig;
-    p->vb_elems = ig_round_up(16 * p->cig * nr, 16);
+    p->ap_elems = g->groups * 16 * p->mpan * mr * p->ck;
+    p->vb_elems = ig_round_up(16 * p->ck * nr, 16);
     p->mb_elems = ig_round_up(16 * p->mpan * mr * nr, 16);
     p->es_elems = ig_round_up(8 * (p->tw + 2), 16); /* >= 2 rows of 2 (tw + 1) */
     p->per_thread = p->vb_elems + p->mb_elems + p->es_elems;

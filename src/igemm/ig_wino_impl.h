@@ -8,7 +8,7 @@
 #define IW_FN(name) IW_CAT(name, IG_SFX)
 
 /* U = G g G^T of every (output channel, input channel) pair, stored as the
- * micro-kernel's A panels: one (group, xi) matrix of cog rows x cig columns
+ * micro-kernel's A panels: one (group, xi) matrix of cog rows x KD * cig columns
  * each, MR rows per panel, k-major, zero rows past cog.  Work items are the
  * panels; per input channel the MR rows' 16 values are made first, so the
  * stores are 16 sequential streams of MR values (a row at a time wrote 16
@@ -28,23 +28,25 @@ static int IW_FN(iw_nonfinite_)(const IG_T *v, int64_t n) {
 
 /* Returns 1 when a weight is NaN or infinite (the transform is done anyway). */
 static int IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w, IG_T *ap) {
-    const int64_t cig = p->cig, cog = p->cog, mr = p->mr, mpan = p->mpan;
-    const int64_t panels = g->groups * mpan;
+    const int64_t cig = p->cig, cog = p->cog, mr = p->mr, mpan = p->mpan, kd = p->kd;
+    const int64_t ck = p->ck, panels = g->groups * mpan;
     int bad = 0;
 #pragma omp parallel for schedule(static) num_threads(p->nt) if (p->nt > 1) reduction(| : bad)
     for (int64_t pi = 0; pi < panels; ++pi) {
         const int64_t gi = pi / mpan, ip = pi % mpan;
         const int64_t rows = cc_min64(mr, cog - ip * mr); /* real rows of the panel */
-        const IG_T *wp = w + (gi * cog + ip * mr) * cig * 9;
-        bad |= IW_FN(iw_nonfinite_)(wp, rows * cig * 9);
-        for (int64_t ci = 0; ci < cig; ++ci) {
+        const IG_T *wp = w + (gi * cog + ip * mr) * ck * 9;
+        bad |= IW_FN(iw_nonfinite_)(wp, rows * ck * 9);
+        /* GEMM depth index kc = depth tap * cig + input channel */
+        for (int64_t kc = 0; kc < ck; ++kc) {
+            const int64_t ci = kc % cig, t = kc / cig;
             IG_T u[16][IG_MR_MAX];
             for (int64_t i = 0; i < mr; ++i) {
                 if (i >= rows) {
                     for (int q = 0; q < 16; ++q) u[q][i] = 0;
                     continue;
                 }
-                const IG_T *k = wp + (i * cig + ci) * 9;
+                const IG_T *k = wp + ((i * cig + ci) * kd + t) * 9;
                 IG_T t[4][3]; /* G g: rows 0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2 */
                 for (int c = 0; c < 3; ++c) {
                     const IG_T a0 = k[c], a1 = k[3 + c], a2 = k[6 + c];
@@ -62,7 +64,7 @@ static int IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w, 
                 }
             }
             for (int xi = 0; xi < 16; ++xi) {
-                IG_T *d = ap + (((gi * 16 + xi) * mpan + ip) * cig + ci) * mr;
+                IG_T *d = ap + (((gi * 16 + xi) * mpan + ip) * ck + kc) * mr;
                 for (int64_t i = 0; i < mr; ++i) d[i] = u[xi][i];
             }
         }
@@ -71,7 +73,9 @@ static int IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w, 
 }
 
 /* The transformed input of a panel (its runs, iw_panel_runs) for group gi:
- * vb[(xi * cig + ci) * NR + j]; tiles past the batch are zero columns.
+ * vb[(xi * ck + kc) * NR + j] with kc = depth tap * cig + input channel
+ * (the run's plane reads input depth od * sd - pd + tap * dd, zeros
+ * outside the input); tiles past the batch are zero columns.
  * For each run the four input rows of its windows are split into even and
  * odd window columns (zeros outside the image), so that window column c of
  * tile q is element q + c / 2 of phase c % 2, and the instruction set's
@@ -81,20 +85,24 @@ static int IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T 
                             const IG_T *x, int64_t gi, const iw_run *runs, int nruns,
                             IG_T *vb, IG_T *es) {
     int bad = 0; /* an input value read is NaN or infinite */
-    const int64_t H = g->in[1], W = g->in[2], nr = p->nr, cig = p->cig;
+    const int64_t D = g->in[0], H = g->in[1], W = g->in[2], OD = g->out[0];
+    const int64_t nr = p->nr, cig = p->cig, ck = p->ck;
     const int64_t pt = g->pad[1], dh = p->dh, dw = p->dw, sl = p->tw + 2;
-    const int64_t vs = cig * nr; /* between xi */
+    const int64_t vs = ck * nr; /* between xi */
     const int64_t used = runs[nruns - 1].j0 + runs[nruns - 1].nq;
-    for (int64_t ci = 0; ci < cig; ++ci) {
-        IG_T *v = vb + ci * nr;
+    for (int64_t kc = 0; kc < ck; ++kc) {
+        const int64_t ci = kc % cig, t = kc / cig;
+        IG_T *v = vb + kc * nr;
         for (int k = 0; k < nruns; ++k) {
             const iw_run *u = runs + k;
             const int64_t nq = u->nq, c0 = u->c0, qlo = u->qlo, qhi = u->qhi;
-            const IG_T *xc = x + ((u->n * g->c_in + gi * cig + ci) * H) * W;
+            const int64_t n = u->n / OD, id = u->n % OD * g->stride[0] - g->pad[0] + t * g->dil[0];
+            const int din = id >= 0 && id < D; /* else the plane's rows are zeros */
+            const IG_T *xc = x + (((n * g->c_in + gi * cig + ci) * D + (din ? id : 0)) * H) * W;
             for (int r = 0; r < 4; ++r) {
                 const int64_t ih = u->a - pt + dh * (2 * u->th + r);
                 IG_T *e = es + (2 * r) * sl, *o = e + sl;
-                if (ih < 0 || ih >= H) {
+                if (!din || ih < 0 || ih >= H) {
                     for (int64_t q = 0; q <= nq; ++q) e[q] = o[q] = 0;
                     continue;
                 }
@@ -140,7 +148,7 @@ static int IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T 
 static void IW_FN(iw_output_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
                               const IG_T *mb, const IG_T *bias, int64_t gi, const iw_run *runs,
                               int nruns, IG_T *y, IG_T *es) {
-    const int64_t OH = g->out[1], OW = g->out[2], nr = p->nr, cog = p->cog;
+    const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2], nr = p->nr, cog = p->cog;
     const int64_t dh = p->dh, dw = p->dw, sl = 2 * (p->tw + 1);
     const int64_t ms = p->mpan * p->mr * nr; /* between xi */
     for (int64_t co = 0; co < cog; ++co) {
@@ -148,7 +156,8 @@ static void IW_FN(iw_output_)(const cc_geom *g, const iw_plan *p, const IG_KERN_
         for (int k = 0; k < nruns; ++k) {
             const iw_run *u = runs + k;
             const int64_t nq = u->nq;
-            IG_T *yc = y + (u->n * g->c_out + gi * cog + co) * OH * OW;
+            const int64_t n = u->n / OD, od = u->n % OD;
+            IG_T *yc = y + ((n * g->c_out + gi * cog + co) * OD + od) * OH * OW;
             const int64_t oh = u->a + dh * 2 * u->th, ow = u->b + dw * 2 * u->qa;
             /* outputs of the run inside the image: columns ow + dw c, c < nw */
             const int64_t nw = cc_min64(2 * nq, cc_ceil_div(OW - ow, dw));
@@ -216,14 +225,14 @@ static int IW_FN(iw_fwd_)(const cc_geom *g, const IG_T *x, const IG_T *w, const 
             /* the batch's last panel: as many vectors as its tiles need */
             const int nv = (int)cc_ceil_div(cc_min64(nr, p.ttotal - pb * nr), kern->lanes);
             for (int xi = 0; xi < 16; ++xi) {
-                const IG_T *apx = ap + (gi * 16 + xi) * mpad * p.cig;
+                const IG_T *apx = ap + (gi * 16 + xi) * mpad * p.ck;
                 for (int64_t ip = 0; ip < p.mpan; ++ip) {
-                    const IG_T *apan = apx + ip * p.mr * p.cig, *bpan = vb + xi * p.cig * nr;
+                    const IG_T *apan = apx + ip * p.mr * p.ck, *bpan = vb + xi * p.ck * nr;
                     IG_T *m = mb + (xi * mpad + ip * p.mr) * nr;
                     if (nv * kern->lanes < nr)
-                        kern->ukrn(nv, p.cig, apan, bpan, m, nr, 1, NULL);
+                        kern->ukrn(nv, p.ck, apan, bpan, m, nr, 1, NULL);
                     else
-                        kern->ukr(p.cig, apan, bpan, m, nr, 1, NULL);
+                        kern->ukr(p.ck, apan, bpan, m, nr, 1, NULL);
                 }
             }
             IW_FN(iw_output_)(g, &p, kern, mb, bias, gi, runs, nruns, y, es);
