@@ -39,19 +39,41 @@ static inline int cc_wide_f32(int64_t elsize) { return elsize == 4 && cc_ig_kern
  * micro-kernels do half the lanes, the transforms the same adds): >= 32
  * channels on >= 49 tiles, 0.47-0.90 (14x14 batch 1 with 128-256 channels
  * 0.98-1.01).
- * 3-D layers (3x3 planes, any depth taps) take the same rule with every
- * output depth a plane of the batch: 2 threads, float32, Winograd / igemm
- * time (kernels called directly, 3 alternations): 1x128x8x14x14 3x3x3
- * 0.82, 2x64x16x28x28 0.82, 1x64x16x32x32 0.73, 1x32x32x64x64 0.91,
- * 2x128x8x7x7 0.95, 1x64x8x14x14 0.99, 1x32->64x8x28x28 0.84, depth stride
- * 2 0.84, 5 depth taps 0.82, (2+1)-D 1x3x3 2x64x8x56x56 0.78 and
- * 2x128x8x28x28 0.72; float64 0.61-0.80; 16 channels (1.3) stay out. */
+ * 3-D layers (3x3 planes) count every output depth as an image of the
+ * batch.  With one depth tap (a (2+1)-D 1x3x3 kernel) the rule above holds
+ * (2 threads, float32, Winograd / igemm time, kernels called directly, 3
+ * alternations: 2x64x8x56x56 0.70, 2x128x8x28x28 0.71; 16 channels 1.32,
+ * 32 channels on 28x28 1.10 stay out).  With >= 2 depth taps the GEMMs
+ * reduce over KD * cig and each item transforms its input planes once for
+ * a run of output depths, so smaller layers gain (cc_wino3_wanted). */
+/* 3-D, >= 2 depth taps, vectors of at most 8 floats or float64 (the
+ * 16-lane rule is the 2-D one, unmeasured on 3-D).  Measured as above,
+ * 3x3x3 with padding 1, float32: 16 channels on 64x64 planes 0.75, 24 on
+ * 56x56 0.69 (8 channels 0.98, 16 on 28x28 0.96 stay out); >= 32 channels
+ * on >= 196 tiles 0.63-0.72 (C3D-like 2x64x16x28x28 0.69, 5 depth taps
+ * 0.75, depth stride 2 0.73); >= 49 tiles with >= 392 in the batch
+ * 0.77-0.86 (1x128x8x14x14 0.77, 2x32x16x14x14 0.86; 1x64x4x14x14 0.97,
+ * x2 1.04 stay out); >= 64 channels on >= 16 tiles with >= 256 in the
+ * batch 0.81-0.86 (4x64x8x7x7 0.81, 2x128x8x7x7 0.86; 1x64x8x7x7 1.07,
+ * 4x32x8x7x7 1.01 stay out).  float64: >= 16 channels on >= 16 tiles
+ * 0.56-0.91 (8 channels 0.95 stays out). */
+static int cc_wino3_wanted(const cc_geom *g, int64_t elsize, double tiles, double batch) {
+    const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
+    if (cig * g->k[0] < 48 || cog < 16 || tiles < 16) return 0;
+    if (elsize == 8) return 1;
+    if (tiles >= 784) return 1;
+    if (cig < 32 || cog < 32) return 0;
+    if (tiles >= 196 || (tiles >= 49 && batch * tiles >= 392.0)) return 1;
+    return cig >= 64 && batch * tiles >= 256.0;
+}
+
 static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
     if (!cc_wino_applies(g)) return 0;
     const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
     const int64_t tiles = ((g->out[1] + 1) / 2) * ((g->out[2] + 1) / 2);
-    /* 3-D: each output depth a plane of the batch */
+    /* 3-D: each output depth an image of the batch */
     const double batch = (double)g->batch * (double)g->out[0];
+    if (g->k[0] >= 2 && !cc_wide_f32(elsize)) return cc_wino3_wanted(g, elsize, (double)tiles, batch);
     if (cc_wide_f32(elsize)) {
         /* 16-lane vectors (AVX-512): the micro-kernels do twice the work per
          * instruction, and the transforms' fixed costs (the filter transform

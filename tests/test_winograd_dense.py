@@ -87,14 +87,18 @@ def test_wino_random_geometries_3d(name, dtype):
     GEMM depth is KD * cig): random depth taps 1-4, depth strides 1-3,
     depth dilations 1-2, depth paddings 0-2 before and after (planes outside
     the input read as zeros), the planes' own paddings and dilations,
-    groups, bias, 1-3 threads."""
+    groups, bias, 1-3 threads, runs of output depths per work item sharing
+    their input planes' transforms."""
     rng = np.random.default_rng(zlib.crc32(f"wino3d {name} {np.dtype(dtype).name}".encode()))
     with forced_isa(name):
         done = 0
         while done < 40:
             groups = int(rng.choice([1, 1, 2, 3]))
             cig, cog = int(rng.integers(1, 12)), int(rng.integers(1, 30))
-            sp = (int(rng.integers(1, 7)), int(rng.integers(1, 14)), int(rng.integers(1, 20)))
+            # deep inputs: an item then takes a run of output depths (with
+            # one thread and one panel of tiles: ceil(OD / 4) of them)
+            depth = int(rng.integers(1, 7) if done % 2 else rng.integers(8, 24))
+            sp = (depth, int(rng.integers(1, 14)), int(rng.integers(1, 20)))
             k = (int(rng.integers(1, 5)), 3, 3)
             st = (int(rng.integers(1, 4)), 1, 1)
             pb = (int(rng.integers(0, 3)),) + tuple(int(v) for v in rng.integers(0, 4, 2))
@@ -233,14 +237,28 @@ def _check_narrow_rule():
     assert _kernels.fwd_method(p.geom(), 2, 4) == "winograd"                  # dilation 4
     p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 1, 5, 5, False, 0, 1, "t", np.float32)
     assert _kernels.fwd_method(p.geom(), 2, 4) != "winograd"                  # dilation 5
-    # 3-D: every output depth a plane of the batch
-    assert _method((2, 64, 16, 28, 28), (64, 64, 3, 3, 3), 1, 1) == "winograd"
-    assert _method((1, 64, 8, 14, 14), (64, 64, 3, 3, 3), 1, 1) == "winograd"    # 49 x 8
-    assert _method((1, 64, 2, 14, 14), (64, 64, 3, 3, 3), 1, 1) != "winograd"    # 49 x 2
+    # 3-D: every output depth an image of the batch; one depth tap: the
+    # 2-D rule
     assert _method((1, 64, 3, 14, 14), (64, 64, 1, 3, 3), (0, 1, 1), 1) == "winograd"  # 49 x 3
-    assert _method((1, 16, 16, 56, 56), (16, 16, 3, 3, 3), 1, 1) != "winograd"   # 16 channels
-    assert _method((1, 64, 16, 28, 28), (64, 64, 3, 3, 3), (1, 1, 1), 1) == "winograd"
+    assert _method((1, 64, 2, 14, 14), (64, 64, 1, 3, 3), (0, 1, 1), 1) != "winograd"  # 49 x 2
+    assert _method((2, 16, 8, 56, 56), (16, 16, 1, 3, 3), (0, 1, 1), 1) != "winograd"  # 16 ch
     assert _method((1, 64, 16, 28, 28), (64, 64, 3, 1, 1), (1, 0, 0), 1) != "winograd"  # 3x1x1
+    # >= 2 depth taps (cc_wino3_wanted)
+    assert _method((2, 64, 16, 28, 28), (64, 64, 3, 3, 3), 1, 1) == "winograd"
+    assert _method((1, 16, 16, 56, 56), (16, 16, 3, 3, 3), 1, 1) == "winograd"   # 784 tiles
+    assert _method((1, 8, 16, 56, 56), (8, 8, 3, 3, 3), 1, 1) != "winograd"      # KD * 8 < 48
+    assert _method((1, 16, 16, 56, 56), (8, 16, 3, 3, 3), 1, 1) != "winograd"    # 8 out
+    assert _method((1, 16, 16, 28, 28), (16, 16, 3, 3, 3), 1, 1) != "winograd"   # 196, 16 ch
+    assert _method((1, 32, 16, 28, 28), (32, 32, 3, 3, 3), 1, 1) == "winograd"   # 196
+    assert _method((2, 32, 16, 14, 14), (32, 32, 3, 3, 3), 1, 1) == "winograd"   # 49 x 32
+    assert _method((1, 64, 8, 14, 14), (64, 64, 3, 3, 3), 1, 1) == "winograd"    # 49 x 8
+    assert _method((1, 64, 4, 14, 14), (64, 64, 3, 3, 3), 1, 1) != "winograd"    # 49 x 4
+    assert _method((4, 64, 8, 7, 7), (64, 64, 3, 3, 3), 1, 1) == "winograd"      # 16 x 32
+    assert _method((1, 64, 8, 7, 7), (64, 64, 3, 3, 3), 1, 1) != "winograd"      # 16 x 8
+    assert _method((4, 32, 8, 7, 7), (32, 32, 3, 3, 3), 1, 1) != "winograd"      # 32 ch
+    assert _method((1, 64, 8, 5, 5), (64, 64, 3, 3, 3), 1, 1) != "winograd"      # 9 tiles
+    assert _method((1, 16, 8, 14, 14), (16, 16, 3, 3, 3), 1, 1, np.float64) == "winograd"
+    assert _method((1, 8, 8, 14, 14), (8, 8, 3, 3, 3), 1, 1, np.float64) != "winograd"
 
 
 @pytest.mark.skipif(WIDE is None, reason="no AVX-512 kernels in this build or on this CPU")
@@ -342,8 +360,8 @@ def _check_public_api(rng, dtype, layers=NARROW_LAYERS):
 LAYERS_3D = (((1, 64, 6, 14, 15), (64, 64, 3, 3, 3), 1, 1, 1, 1),
              ((2, 64, 3, 16, 14), (64, 64, 1, 3, 3), (0, 1, 1), 1, 1, 1),
              ((1, 64, 7, 16, 16), (72, 64, 3, 3, 3), 1, (2, 1, 1), 1, 1),
-             ((1, 64, 9, 12, 13), (64, 64, 5, 3, 3), (0, 1, 1), 1, 1, 1),
-             ((1, 128, 5, 14, 14), (128, 64, 3, 3, 3), 1, 1, 1, 2),
+             ((2, 64, 9, 12, 13), (64, 64, 5, 3, 3), (0, 1, 1), 1, 1, 1),
+             ((1, 128, 6, 14, 14), (128, 64, 3, 3, 3), 1, 1, 1, 2),
              ((1, 64, 8, 14, 14), (64, 64, 3, 3, 3), (2, 1, 1), 1, (2, 1, 1), 1))
 
 

@@ -5,14 +5,20 @@
  * layers with any depth taps, depth stride, dilation and padding (a C3D
  * 3x3x3, a (2+1)-D 1x3x3 kernel).
  *
- * 3-D: every output depth od of every image is a plane of the batch (tile
- * index = plane * tiles per plane + tile, plane = n * OD + od), and a
- * plane's 2-D products over its KD input planes (depth od * sd - pd +
- * kd * dd, zeros outside the input) are summed by the GEMMs themselves:
- * their reduction index is kc = kd * cig + ci (U: KD * cig columns, V:
- * KD * cig rows, each row the transform of its depth tap's input plane).
- * Each input plane is transformed once per output depth that reads it
- * (KD times at depth stride 1).
+ * 3-D: an output depth od's 2-D products over its KD input planes (depth
+ * od * sd - pd + kd * dd, zeros outside the input) are summed by the GEMMs
+ * themselves: their reduction index is kc = kd * cig + ci (U: KD * cig
+ * columns, V: KD * cig rows, each row the transform of its depth tap's
+ * input plane).  The output depths are cut into chunks of odl, and the
+ * tiles are numbered over (image, chunk, tile of the plane): a panel's
+ * tiles each stand for odl output depths.  A work item transforms the np
+ * input planes its chunks read, once each (V laid out [xi][plane j][ci]
+ * [tile], plane j of a tile at depth chunk * odl * sd - pd + j, so the B
+ * panel of the chunk's l-th depth is KD * cig rows from plane l * sd on:
+ * with depth dilation 1 no copy), then runs each of the odl depths'
+ * GEMMs and output transform.  odl is as many depths as keep V within
+ * IW_V_BYTES, fewer where the items would not keep the threads busy (odl
+ * 1: every input plane transformed once per output depth reading it).
  *
  * The output is cut into 2x2 tiles.  With dilation (dh, dw) the output
  * splits into dh x dw phases (rows a + dh i, columns b + dw j), each an
@@ -46,12 +52,15 @@ typedef struct iw_plan {
     int nt, mr, nr;
     int64_t cig, cog, mpan;     /* channels per group; MR panels per group */
     int64_t kd, ck;             /* depth taps; GEMM depth kd * cig */
+    int64_t odl, nchunks, np;   /* output depths per item; items per panel;
+                                   most input planes an item transforms */
     int64_t dh, dw;             /* dilation: phases */
     int64_t tw, ntiles;         /* 2x2 tiles: most per tile row, per plane */
-    int64_t ttotal;             /* tiles of the batch (N * OD planes) */
+    int64_t ttotal;             /* tiles of the batch's (image, chunk) planes */
     int64_t npanels, items;     /* NR-tile panels of the batch; items */
     int64_t ap_elems;           /* U, all groups and xi */
     int64_t vb_elems, mb_elems; /* per thread: V and M of one panel */
+    int64_t gb_elems;           /* per thread: one depth's B (depth dilation > 1) */
     int64_t es_elems;           /* per thread: 8 split input rows */
     int64_t per_thread;
 } iw_plan;
@@ -101,7 +110,7 @@ static inline int64_t iw_fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -(
 #define IW_NR_MAX IG_NR_MAX
 
 /* A run: tiles [qa, qa + nq) of tile row th of phase (a, b) of plane n
- * (image n / OD, output depth n % OD),
+ * (image n / nchunks, output depths from n % nchunks * odl),
  * panel columns [j0, j0 + nq).  Window column c of tile q is input column
  * c0 + dw (2 q + c); for q in [qlo, qhi) both of a tile's phase-0 and
  * phase-1 columns lie inside the image. */
@@ -131,7 +140,22 @@ static inline int iw_panel_runs(const cc_geom *g, const struct iw_plan *p, int64
     return k;
 }
 
-static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, iw_plan *p) {
+/* Bytes of V per thread that a run of output depths may fill (the
+ * planes it shares with the next depth are transformed once). */
+#define IW_V_BYTES ((int64_t)512 << 10)
+
+/* 1 when input plane j of an item's run of odl output depths (the first
+ * reading depth * sd + tap * dd, j from its first) is read by one. */
+static inline int iw_plane_read(int64_t j, int64_t odl, int64_t sd, int64_t dd, int64_t kd) {
+    for (int64_t t = 0; t < kd; ++t) {
+        const int64_t r = j - t * dd;
+        if (r >= 0 && r % sd == 0 && r / sd < odl) return 1;
+    }
+    return 0;
+}
+
+static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, int64_t es,
+                                iw_plan *p) {
     p->nt = nthreads < 1 ? 1 : nthreads;
     p->mr = mr;
     p->nr = nr;
@@ -147,15 +171,30 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     for (int64_t a = 0; a < p->dh; ++a)
         for (int64_t b = 0; b < p->dw; ++b)
             p->ntiles += iw_phase_tiles(g->out[1], p->dh, a) * iw_phase_tiles(g->out[2], p->dw, b);
-    p->ttotal = g->batch * g->out[0] * p->ntiles;
+    /* output depths per chunk: the planes V holds, at least one depth's;
+     * fewer while the items would be too few for the threads */
+    const int64_t OD = g->out[0], sd = g->stride[0], dd = g->dil[0];
+    const int64_t span = (p->kd - 1) * dd + 1; /* planes of one depth */
+    const int64_t fit = IW_V_BYTES / (16 * p->cig * nr * es);
+    int64_t odl = sd >= span || fit <= span ? 1 : cc_min64(OD, (fit - span) / sd + 1);
+    const int64_t want = 4 * (int64_t)p->nt;
+    for (; odl > 1; --odl) {
+        const int64_t planes = g->batch * cc_ceil_div(OD, odl);
+        if (g->groups * cc_ceil_div(planes * p->ntiles, nr) >= want) break;
+    }
+    p->nchunks = cc_ceil_div(OD, odl);
+    p->odl = cc_ceil_div(OD, p->nchunks); /* (the same chunks, less past OD) */
+    p->np = (p->odl - 1) * sd + span;
+    p->ttotal = g->batch * p->nchunks * p->ntiles;
     p->npanels = cc_ceil_div(p->ttotal, nr);
     p->items = g->groups * p->npanels;
     if (p->items < p->nt) p->nt = (int)(p->items > 0 ? p->items : 1);
     p->ap_elems = g->groups * 16 * p->mpan * mr * p->ck;
-    p->vb_elems = ig_round_up(16 * p->ck * nr, 16);
+    p->vb_elems = ig_round_up(16 * p->np * p->cig * nr, 16);
+    p->gb_elems = dd > 1 ? ig_round_up(p->ck * nr, 16) : 0;
     p->mb_elems = ig_round_up(16 * p->mpan * mr * nr, 16);
     p->es_elems = ig_round_up(8 * (p->tw + 2), 16); /* >= 2 rows of 2 (tw + 1) */
-    p->per_thread = p->vb_elems + p->mb_elems + p->es_elems;
+    p->per_thread = p->vb_elems + p->mb_elems + p->es_elems + p->gb_elems;
 }
 
 static inline int64_t iw_plan_bytes(const iw_plan *p, int64_t elsize) {

@@ -72,10 +72,10 @@ static int IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w, 
     return bad;
 }
 
-/* The transformed input of a panel (its runs, iw_panel_runs) for group gi:
- * vb[(xi * ck + kc) * NR + j] with kc = depth tap * cig + input channel
- * (the run's plane reads input depth od * sd - pd + tap * dd, zeros
- * outside the input); tiles past the batch are zero columns.
+/* The transformed input plane j of a panel's chunks (input depth chunk *
+ * odl * sd - pd + j per run, zeros outside the input) of its runs
+ * (iw_panel_runs) for group gi: vb[xi * vs + ci * NR + tile]; tiles past
+ * the batch are zero columns.
  * For each run the four input rows of its windows are split into even and
  * odd window columns (zeros outside the image), so that window column c of
  * tile q is element q + c / 2 of phase c % 2, and the instruction set's
@@ -83,20 +83,19 @@ static int IW_FN(iw_filter_)(const cc_geom *g, const iw_plan *p, const IG_T *w, 
  * elements. */
 static int IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
                             const IG_T *x, int64_t gi, const iw_run *runs, int nruns,
-                            IG_T *vb, IG_T *es) {
+                            int64_t j, IG_T *vb, int64_t vs, IG_T *es) {
     int bad = 0; /* an input value read is NaN or infinite */
-    const int64_t D = g->in[0], H = g->in[1], W = g->in[2], OD = g->out[0];
-    const int64_t nr = p->nr, cig = p->cig, ck = p->ck;
+    const int64_t D = g->in[0], H = g->in[1], W = g->in[2];
+    const int64_t nr = p->nr, cig = p->cig;
     const int64_t pt = g->pad[1], dh = p->dh, dw = p->dw, sl = p->tw + 2;
-    const int64_t vs = ck * nr; /* between xi */
     const int64_t used = runs[nruns - 1].j0 + runs[nruns - 1].nq;
-    for (int64_t kc = 0; kc < ck; ++kc) {
-        const int64_t ci = kc % cig, t = kc / cig;
-        IG_T *v = vb + kc * nr;
+    for (int64_t ci = 0; ci < cig; ++ci) {
+        IG_T *v = vb + ci * nr;
         for (int k = 0; k < nruns; ++k) {
             const iw_run *u = runs + k;
             const int64_t nq = u->nq, c0 = u->c0, qlo = u->qlo, qhi = u->qhi;
-            const int64_t n = u->n / OD, id = u->n % OD * g->stride[0] - g->pad[0] + t * g->dil[0];
+            const int64_t n = u->n / p->nchunks, ch = u->n % p->nchunks;
+            const int64_t id = ch * p->odl * g->stride[0] - g->pad[0] + j;
             const int din = id >= 0 && id < D; /* else the plane's rows are zeros */
             const IG_T *xc = x + (((n * g->c_in + gi * cig + ci) * D + (din ? id : 0)) * H) * W;
             for (int r = 0; r < 4; ++r) {
@@ -147,7 +146,7 @@ static int IW_FN(iw_input_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T 
  * dilation). */
 static void IW_FN(iw_output_)(const cc_geom *g, const iw_plan *p, const IG_KERN_T *kern,
                               const IG_T *mb, const IG_T *bias, int64_t gi, const iw_run *runs,
-                              int nruns, IG_T *y, IG_T *es) {
+                              int nruns, int64_t l, IG_T *y, IG_T *es) {
     const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2], nr = p->nr, cog = p->cog;
     const int64_t dh = p->dh, dw = p->dw, sl = 2 * (p->tw + 1);
     const int64_t ms = p->mpan * p->mr * nr; /* between xi */
@@ -156,7 +155,9 @@ static void IW_FN(iw_output_)(const cc_geom *g, const iw_plan *p, const IG_KERN_
         for (int k = 0; k < nruns; ++k) {
             const iw_run *u = runs + k;
             const int64_t nq = u->nq;
-            const int64_t n = u->n / OD, od = u->n % OD;
+            /* the run's chunk's l-th output depth (none past OD) */
+            const int64_t n = u->n / p->nchunks, od = u->n % p->nchunks * p->odl + l;
+            if (od >= OD) continue;
             IG_T *yc = y + ((n * g->c_out + gi * cog + co) * OD + od) * OH * OW;
             const int64_t oh = u->a + dh * 2 * u->th, ow = u->b + dw * 2 * u->qa;
             /* outputs of the run inside the image: columns ow + dw c, c < nw */
@@ -192,7 +193,7 @@ static int IW_FN(iw_fwd_)(const cc_geom *g, const IG_T *x, const IG_T *w, const 
     /* the filter transform's rows and a panel's runs are on the stack */
     if (kern->mr > IG_MR_MAX || kern->nr > IW_NR_MAX) return CC_ERR_ARG;
     iw_plan p;
-    iw_plan_make(g, nthreads, kern->mr, kern->nr, &p);
+    iw_plan_make(g, nthreads, kern->mr, kern->nr, (int64_t)sizeof(IG_T), &p);
     const int64_t es = (int64_t)sizeof(IG_T);
     if (iw_plan_bytes(&p, es) > ws_bytes || ws == NULL) return CC_ERR_NOMEM;
     uintptr_t at = ((uintptr_t)ws + 63) & ~(uintptr_t)63;
@@ -200,7 +201,8 @@ static int IW_FN(iw_fwd_)(const cc_geom *g, const IG_T *x, const IG_T *w, const 
     at += (uintptr_t)ig_round_up(p.ap_elems * es, 64);
     IG_T *slabs = (IG_T *)at;
     if (IW_FN(iw_filter_)(g, &p, w, ap) && check) return CC_NONFINITE;
-    const int64_t mpad = p.mpan * p.mr, nr = p.nr;
+    const int64_t mpad = p.mpan * p.mr, nr = p.nr, cig = p.cig;
+    const int64_t sd = g->stride[0], dd = g->dil[0];
     int seen = 0; /* a non-finite input value (check) */
 #pragma omp parallel num_threads(p.nt) if (p.nt > 1)
     {
@@ -208,6 +210,7 @@ static int IW_FN(iw_fwd_)(const cc_geom *g, const IG_T *x, const IG_T *w, const 
         IG_T *vb = slabs + (int64_t)tid * p.per_thread;
         IG_T *mb = vb + p.vb_elems;
         IG_T *es = mb + p.mb_elems;
+        IG_T *gb = es + p.es_elems;
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < p.items; ++it) {
             int stop;
@@ -215,27 +218,43 @@ static int IW_FN(iw_fwd_)(const cc_geom *g, const IG_T *x, const IG_T *w, const 
             stop = seen;
             if (stop) continue;
             const int64_t pb = it % p.npanels, gi = it / p.npanels;
+            const int64_t odl = p.odl, np = p.np, vs = np * cig * nr; /* V: between xi */
             iw_run runs[IW_NR_MAX];
             const int nruns = iw_panel_runs(g, &p, pb * nr, runs);
-            if (IW_FN(iw_input_)(g, &p, kern, x, gi, runs, nruns, vb, es) && check) {
+            int bad = 0;
+            for (int64_t j = 0; j < np; ++j)
+                if (iw_plane_read(j, odl, sd, dd, p.kd))
+                    bad |= IW_FN(iw_input_)(g, &p, kern, x, gi, runs, nruns, j, vb + j * cig * nr,
+                                            vs, es);
+            if (bad && check) {
 #pragma omp atomic write
                 seen = 1;
                 continue;
             }
             /* the batch's last panel: as many vectors as its tiles need */
             const int nv = (int)cc_ceil_div(cc_min64(nr, p.ttotal - pb * nr), kern->lanes);
-            for (int xi = 0; xi < 16; ++xi) {
-                const IG_T *apx = ap + (gi * 16 + xi) * mpad * p.ck;
-                for (int64_t ip = 0; ip < p.mpan; ++ip) {
-                    const IG_T *apan = apx + ip * p.mr * p.ck, *bpan = vb + xi * p.ck * nr;
-                    IG_T *m = mb + (xi * mpad + ip * p.mr) * nr;
-                    if (nv * kern->lanes < nr)
-                        kern->ukrn(nv, p.ck, apan, bpan, m, nr, 1, NULL);
-                    else
-                        kern->ukr(p.ck, apan, bpan, m, nr, 1, NULL);
+            for (int64_t l = 0; l < odl; ++l) {
+                for (int xi = 0; xi < 16; ++xi) {
+                    /* the depth's B: rows kd * cig + ci from its planes l * sd + kd * dd */
+                    const IG_T *bpan = vb + xi * vs + l * sd * cig * nr;
+                    if (dd > 1) {
+                        for (int64_t t = 0; t < p.kd; ++t)
+                            memcpy(gb + t * cig * nr, bpan + t * dd * cig * nr,
+                                   (size_t)(cig * nr) * sizeof(IG_T));
+                        bpan = gb;
+                    }
+                    const IG_T *apx = ap + (gi * 16 + xi) * mpad * p.ck;
+                    for (int64_t ip = 0; ip < p.mpan; ++ip) {
+                        const IG_T *apan = apx + ip * p.mr * p.ck;
+                        IG_T *m = mb + (xi * mpad + ip * p.mr) * nr;
+                        if (nv * kern->lanes < nr)
+                            kern->ukrn(nv, p.ck, apan, bpan, m, nr, 1, NULL);
+                        else
+                            kern->ukr(p.ck, apan, bpan, m, nr, 1, NULL);
+                    }
                 }
+                IW_FN(iw_output_)(g, &p, kern, mb, bias, gi, runs, nruns, l, y, es);
             }
-            IW_FN(iw_output_)(g, &p, kern, mb, bias, gi, runs, nruns, y, es);
         }
     }
     return seen ? CC_NONFINITE : CC_OK;
