@@ -85,6 +85,13 @@ _EXTRA = [
     Case("conv3d_stem", 2, 3, 64, (16, 112, 112), (3, 7, 7), stride=(1, 2, 2), padding=(1, 3, 3),
          note="video stem 3x7x7 s(1,2,2)"),
     Case("conv1d_tasnet", 8, 1, 16, (16000,), (1024,), stride=256, note="1-channel k1024 s256 encoder"),
+    # 3-D layers of the 3-D Winograd path (session 18): a 3-D UNet level, a
+    # (2+1)-D spatial 1x3x3 conv, and an X3D-like strided 3-D depthwise
+    Case("unet3d_32", 1, 32, 32, (32, 64, 64), (3, 3, 3), padding=1, note="3-D UNet 3x3x3 32 channels"),
+    Case("r21d_1x3x3", 2, 64, 64, (8, 56, 56), (1, 3, 3), padding=(0, 1, 1),
+         note="R(2+1)D spatial 1x3x3 conv"),
+    Case("x3d_dw_s2", 1, 96, 96, (16, 56, 56), (3, 3, 3), stride=(1, 2, 2), padding=1, groups=96,
+         note="X3D-like depthwise 3x3x3 s(1,2,2)"),
 ]
 
 EXTRA = {c.name: c for c in _EXTRA}
