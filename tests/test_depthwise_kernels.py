@@ -344,6 +344,44 @@ def test_channels_last_3d(dtype, isa_guard):
         check_case(case, dtype, rng, use_bias=bool(i % 2), nt=1 + i % 3)
 
 
+def _plane3_cases():
+    """3-D geometries whose planes the plane kernels run, one call per depth
+    tap (the later ones accumulating): square 3x3/5x5/7x7 kernels of stride
+    1 or 2 across the planes, 1-4 depth taps of stride 1-3 and dilation
+    1-2, depth padding up to past the kernel's reach (output planes with no
+    input plane: the bias alone), multipliers 1-3."""
+    rng = np.random.default_rng(93)
+    cases = []
+    while len(cases) < 24:
+        kk = int(rng.choice([3, 5, 7]))
+        s = int(rng.integers(1, 3))
+        k = (int(rng.integers(1, 5)), kk, kk)
+        st = (int(rng.integers(1, 4)), s, s)
+        d = (int(rng.integers(1, 3)), 1, 1)
+        p = (int(rng.integers(0, k[0] * d[0] + 1)),) + (int(rng.integers(0, kk // 2 + 2)),) * 2
+        pa = tuple(max(0, v + int(rng.integers(-1, 2))) for v in p)
+        in_ = (int(rng.integers(1, 8)), int(rng.integers(kk, 40)), int(rng.integers(kk, 40)))
+        if any(in_[i] + p[i] + pa[i] - d[i] * (k[i] - 1) - 1 < 0 for i in range(3)):
+            continue
+        case = Case(int(rng.integers(1, 3)), int(rng.integers(1, 6)), int(rng.integers(1, 4)),
+                    in_, k, st, p, d, pa)
+        if _depthwise.fwd_path(case.geom(), 4) == "plane":
+            cases.append(case)
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_plane_kernels_3d(dtype, isa_guard):
+    """3-D depthwise layers on the plane kernels (one call per depth tap):
+    against the reference and the scalar kernels, every ISA, 1-3 threads,
+    with and without bias."""
+    rng = np.random.default_rng(14)
+    cases = _plane3_cases()
+    assert sum(c.k[0] > 1 for c in cases) >= 12
+    for i, case in enumerate(cases):
+        check_case(case, dtype, rng, use_bias=bool(i % 2), nt=1 + i % 3)
+
+
 def _nhwc_cases():
     """Multiplier-1 geometries for the channels-last-memory forward: 1-3-D,
     channel counts below, on and past the kernel's channel step (8 and 16
@@ -439,14 +477,24 @@ def test_fwd_path_choice():
     assert path(1, 16, 1, (7, 7), (7, 7), p=3) == "channels_last"     # ... enough for 7x7
     assert path(1, 16, 1, (7, 7), (3, 3), p=1) == "plane"             # ... not for 3x3
     assert path(1, 32, 1, (7, 7), (3, 3), p=1) == "channels_last"
-    assert path(4, 256, 1, (8, 8, 8), (3, 3, 3), s=2, p=1) == "channels_last"  # 3-D
-    assert path(1, 192, 1, (16, 16, 16), (3, 3, 3), p=1) == "channels_last"
+    # 3-D with planes the plane kernels take (one call per depth tap): the
+    # 2-D rule, and 3x3 stride 1 up to 196 outputs a plane
+    assert path(4, 256, 1, (8, 8, 8), (3, 3, 3), s=2, p=1) == "channels_last"
+    assert path(1, 192, 1, (16, 16, 16), (3, 3, 3), p=1) == "plane"      # 256 a plane
+    assert path(1, 64, 1, (8, 14, 14), (3, 3, 3), p=1) == "channels_last"  # 196
+    assert path(1, 64, 1, (8, 15, 15), (3, 3, 3), p=1) == "plane"        # 225
+    assert path(1, 64, 1, (8, 28, 28), (3, 5, 5), p=(1, 2, 2)) == "channels_last"  # 5x5: 784
     assert path(1, 64, 1, (16, 40, 40), (1, 7, 7), p=(0, 3, 3)) == "plane"  # depth 1: 2-D rule
     assert path(1, 64, 1, (4, 28, 28), (1, 7, 7), p=(0, 3, 3)) == "channels_last"
     assert path(1, 64, 1, (8, 7, 7), (1, 3, 3), p=(0, 1, 1)) == "channels_last"
-    assert path(2, 64, 1, (32, 32, 32), (3, 3, 3), p=1) == "rows"        # volume too large
-    assert path(2, 8, 1, (8, 8, 8), (3, 3, 3), p=1) == "rows"            # few channels
-    assert path(2, 64, 2, (8, 8, 8), (3, 3, 3), p=1) == "rows"           # multiplier 2
+    assert path(2, 64, 1, (32, 32, 32), (3, 3, 3), p=1) == "plane"       # volume too large
+    assert path(2, 8, 1, (8, 8, 8), (3, 3, 3), p=1) == "plane"           # few channels
+    assert path(2, 64, 2, (8, 8, 8), (3, 3, 3), p=1) == "plane"          # multiplier 2
+    # other 3-D layers: the generic row kernel, channels-last up to 1024 a plane
+    assert path(1, 64, 1, (8, 32, 32), (3, 3, 3), p=2, d=2) == "channels_last"
+    assert path(2, 64, 1, (32, 32, 32), (3, 3, 3), p=2, d=2) == "rows"   # volume too large
+    assert path(2, 8, 1, (8, 8, 8), (3, 3, 3), p=2, d=2) == "rows"       # few channels
+    assert path(2, 64, 2, (8, 8, 8), (3, 4, 4), p=1) == "rows"           # multiplier 2
     with pytest.raises(ValueError):
         _depthwise.fwd_path((1, 2, 4, 4, (1, 3, 3), (1, 3, 3), (1, 1, 1), (1, 1, 1), (1, 0, 0),
                              (1, 1, 1)), 4)

@@ -18,9 +18,14 @@
  *   - 2-D layers on the generic row kernel (dilation > 1, other kernel
  *     sizes, stride 3+) up to P = 2048 (3x3 dilation 2-6 on 33x33 and
  *     45x45: 0.48-0.79, 9x9 0.27, stride 3 0.27-0.29; 65x65 1.46-1.50);
- *   - 3-D layers (the generic row kernel runs every one with a kernel
- *     deeper than 1) up to P = 1024 per plane (earlier measurements),
- *     while the block's whole volume fits the buffers;
+ *   - 3-D layers whose planes the plane kernels take (one call per depth
+ *     tap): the 2-D rule, and 3x3 stride 1 up to P = 196 (2 threads,
+ *     float32, 3x3x3: 1x192x16x28x28 cl 4.2-5.7 ms, plane 2.6-3.0;
+ *     1x192x16^3 1.1-1.4 / 0.86-0.88; 2x64x8x28x28 0.97-1.8 / 0.69-0.72;
+ *     1x64x8x14x14 0.12-0.19 / 0.18-0.20; stride (1,2,2) on 28x28 tied);
+ *     other 3-D layers (the generic row kernel) up to P = 1024 per plane
+ *     (earlier measurements), while the block's whole volume fits the
+ *     buffers;
  *   - never 1-D (or one-row) layers: the row kernel runs them 1.5-4.7x
  *     faster, and never a channel multiplier above 1;
  *   - not few channels, whose block is mostly empty lanes: 7x7 planes,
@@ -47,7 +52,9 @@ int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
     const int64_t P = d->OH * d->OW, KK = d->KD * d->KH * d->KW;
     if (d->M != 1 || d->KH < 2 || d->OH < 2 || d->C < (KK >= 25 ? 16 : 32))
         return 0;
-    const int want = dw_plane_spec(d) ? dw_cl_plane_wins(d, P) : P <= (d->KD == 1 ? 2048 : 1024);
+    const int want = dw_plane3_spec(d)
+                         ? dw_cl_plane_wins(d, P) || (d->KD > 1 && d->KH == 3 && d->sh == 1 && P <= 196)
+                         : P <= (d->KD == 1 ? 2048 : 1024);
     if (!want)
         return 0;
     const int64_t CB = DW_CL_CB(elsize == 4 ? DW_VMAX_F32 : DW_VMAX_F64);

@@ -9,7 +9,7 @@ int cc_dw_fwd_path(const cc_geom *g, int64_t elsize)
     dw_dims_get(g, &d);
     if (cc_dw_cl_wanted(&d, elsize))
         return CC_DW_PATH_CL;
-    return dw_plane_spec(&d) ? CC_DW_PATH_PLANE : CC_DW_PATH_ROWS;
+    return dw_plane3_spec(&d) ? CC_DW_PATH_PLANE : CC_DW_PATH_ROWS;
 }
 
 #define DW_IMPL "dw_fwd.inc"

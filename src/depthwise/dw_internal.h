@@ -319,13 +319,18 @@ static inline void dw_dims_get(const cc_geom *g, dw_dims *d)
 
 static inline int64_t dw_round_up(int64_t a, int64_t b) { return dw_cdiv(a, b) * b; }
 
-/* 1 when the forward's plane kernels take d: a square 3x3, 5x5 or 7x7
- * kernel, stride 1 or 2 (the same both ways), dilation 1, 2-D. */
-static inline int dw_plane_spec(const dw_dims *d)
+/* 1 when the forward's plane kernels take d's planes: a square 3x3, 5x5
+ * or 7x7 kernel across them, stride 1 or 2 (the same both ways), dilation
+ * 1; any depth taps, depth stride, dilation and padding (3-D: one plane
+ * kernel call per depth tap, the later ones accumulating). */
+static inline int dw_plane3_spec(const dw_dims *d)
 {
-    return d->KD == 1 && d->KH == d->KW && dw_plane_k(d->KH) >= 0 && d->sh == d->sw &&
+    return d->KH == d->KW && dw_plane_k(d->KH) >= 0 && d->sh == d->sw &&
            (d->sw == 1 || d->sw == 2) && d->dh == 1 && d->dw == 1;
 }
+
+/* The same, 2-D only. */
+static inline int dw_plane_spec(const dw_dims *d) { return d->KD == 1 && dw_plane3_spec(d); }
 
 /* ---- the channels-last forward (dw_cl.c) -------------------------------- */
 
