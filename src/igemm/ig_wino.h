@@ -52,8 +52,8 @@ typedef struct iw_plan {
     int nt, mr, nr;
     int64_t cig, cog, mpan;     /* channels per group; MR panels per group */
     int64_t kd, ck;             /* depth taps; GEMM depth kd * cig */
-    int64_t odl, nchunks, np;   /* output depths per item; items per panel;
-                                   most input planes an item transforms */
+    int64_t odl, nchunks, np;   /* output depths per chunk; chunks per image;
+                                   input planes a chunk reads */
     int64_t dh, dw;             /* dilation: phases */
     int64_t tw, ntiles;         /* 2x2 tiles: most per tile row, per plane */
     int64_t ttotal;             /* tiles of the batch's (image, chunk) planes */
@@ -175,7 +175,7 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
      * fewer while the items would be too few for the threads */
     const int64_t OD = g->out[0], sd = g->stride[0], dd = g->dil[0];
     const int64_t span = (p->kd - 1) * dd + 1; /* planes of one depth */
-    const int64_t fit = IW_V_BYTES / (16 * p->cig * nr * es);
+    const int64_t fit = IW_V_BYTES / (16 * cc_max64(1, p->cig) * nr * es);
     int64_t odl = sd >= span || fit <= span ? 1 : cc_min64(OD, (fit - span) / sd + 1);
     const int64_t want = 4 * (int64_t)p->nt;
     for (; odl > 1; --odl) {
