@@ -458,15 +458,16 @@ def test_nonfinite_values_give_the_direct_pattern(what, dtype):
 @pytest.mark.parametrize("where", ["x_inf", "x_nan", "w_inf"])
 def test_nonfinite_values_3d(where, dtype):
     """The same on a 3-D layer: a NaN or infinity in an input plane (read by
-    KD output depths) or in a depth tap of the weight."""
+    KD output depths) or in a depth tap of the weight.  (The layer takes
+    Winograd under both float32 rules: 64 channels x 8 depths x 64 tiles.)"""
     rng = np.random.default_rng(zlib.crc32(f"nonfinite3d {where} {np.dtype(dtype).name}".encode()))
-    x = rng.standard_normal((1, 64, 6, 14, 15)).astype(dtype)
+    x = rng.standard_normal((1, 64, 8, 16, 16)).astype(dtype)
     w = rng.standard_normal((64, 64, 3, 3, 3)).astype(dtype)
     assert _method(x.shape, w.shape, 1, 1, dtype) == "winograd"
     if where == "x_inf":
         x[0, 3, 2, 5, 6] = np.inf
     elif where == "x_nan":
-        x[0, 7, 5, 0, 14] = np.nan
+        x[0, 7, 5, 0, 15] = np.nan
     else:
         w[4, 10, 2, 0, 1] = np.inf
     with np.errstate(invalid="ignore", over="ignore"):
