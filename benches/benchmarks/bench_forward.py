@@ -5,7 +5,7 @@ Run from benches/:  asv run --python=same --quick   (see README.md)
 
 import cconv
 
-from ._cases import CASES, FAMILIES
+from ._cases import CASES, EXTRA, FAMILIES
 
 DTYPES = ["float32", "float64"]
 
@@ -53,3 +53,11 @@ class Conv1d(_Forward):
 class Conv3d(_Forward):
     """C3D 3x3x3 and R3D-18 stride-2 3x3x3."""
     params = [FAMILIES["conv3d"], DTYPES]
+
+
+class Conv3dExtra(_Forward):
+    """3-D layers of the extra set (compare.py --extra): a dense 3x3x3 with
+    64 channels, a 3-D UNet level, a (2+1)-D 1x3x3 conv (3-D Winograd) and
+    an X3D-like strided depthwise 3x3x3 (3-D depthwise plane kernels)."""
+    cases = EXTRA
+    params = [["conv3d_3x3x3_64", "unet3d_32", "r21d_1x3x3", "x3d_dw_s2"], DTYPES]
