@@ -1,12 +1,12 @@
 """Winograd F(2x2, 3x3) for 3x3 stride-1 layers (src/igemm/ig_wino.c,
 ``_kernels.conv_fwd_wino``), the forward method ``cc_conv_fwd_method`` picks
-for 2-D 3x3 stride-1 layers (dilation 1-4) of >= 32 channels per group on
-large enough images.
+for 3x3 stride-1 layers (dilation 1-4; 2-D, and 3-D with 3x3 stride-1
+planes and any depth taps) of enough channels on large enough images.
 
 The kernel is called directly on random geometries that the method rule
 would not send it (few channels, tiny images, odd sizes, every padding 0-3
 on each side, dilations 1-4, groups, bias, 1-3 threads, float32 and
-float64), under every
+float64; 3-D: depth taps, strides, dilations, paddings), under every
 instruction set this CPU runs (its GEMMs are the implicit GEMM's
 micro-kernels), and checked against the float64 NumPy reference of
 tests/reference.py.  Then the public API on layers that take the method,

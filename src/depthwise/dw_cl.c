@@ -38,8 +38,8 @@ static int dw_cl_plane_wins(const dw_dims *d, int64_t P)
     if (d->OW <= 7)
         return 1;
     switch (d->KH) {
-    case 3:
-        return d->sh == 2 && P <= 144;
+    case 3: /* 3-D (one plane-kernel call per depth tap): stride 1 too */
+        return d->sh == 2 ? P <= 144 : d->KD > 1 && P <= 196;
     case 5:
         return P <= (d->sh == 1 ? 784 : 400);
     default:
@@ -52,9 +52,7 @@ int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
     const int64_t P = d->OH * d->OW, KK = d->KD * d->KH * d->KW;
     if (d->M != 1 || d->KH < 2 || d->OH < 2 || d->C < (KK >= 25 ? 16 : 32))
         return 0;
-    const int want = dw_plane3_spec(d)
-                         ? dw_cl_plane_wins(d, P) || (d->KD > 1 && d->KH == 3 && d->sh == 1 && P <= 196)
-                         : P <= (d->KD == 1 ? 2048 : 1024);
+    const int want = dw_plane3_spec(d) ? dw_cl_plane_wins(d, P) : P <= (d->KD == 1 ? 2048 : 1024);
     if (!want)
         return 0;
     const int64_t CB = DW_CL_CB(elsize == 4 ? DW_VMAX_F32 : DW_VMAX_F64);

@@ -329,8 +329,6 @@ static inline int dw_plane3_spec(const dw_dims *d)
            (d->sw == 1 || d->sw == 2) && d->dh == 1 && d->dw == 1;
 }
 
-/* The same, 2-D only. */
-static inline int dw_plane_spec(const dw_dims *d) { return d->KD == 1 && dw_plane3_spec(d); }
 
 /* ---- the channels-last forward (dw_cl.c) -------------------------------- */
 
