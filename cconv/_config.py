@@ -41,9 +41,12 @@ def set_num_threads(n: int) -> None:
 def get_num_threads() -> int:
     """Threads the kernels use: the last ``set_num_threads``, else
     ``OMP_NUM_THREADS``, else the CPU count (capped by threadpoolctl)."""
-    omp = max(1, int(_kernels.openmp_max_threads()))
+    # (every kernel call asks: kept to one C call and two compares)
+    omp = _kernels.openmp_max_threads()
+    if omp < 1:
+        omp = 1
     n = _requested[0]
-    return omp if n is None else max(1, min(n, omp))
+    return omp if n is None or n > omp else n
 
 
 _tls = threading.local()
