@@ -48,6 +48,18 @@ DW_INLINE void dw_split2r_avx2(__m256d a, __m256d b, __m256d *e, __m256d *o)
     *e = _mm256_permute4x64_pd(_mm256_unpacklo_pd(a, b), 0xD8);
     *o = _mm256_permute4x64_pd(_mm256_unpackhi_pd(a, b), 0xD8);
 }
+/* the even and odd elements of p[0, 2V) from 128-bit halves, [x0 x1 | x4 x5]
+ * and [x2 x3 | x6 x7], so that in-lane unpacks finish the split: no lane-
+ * crossing permute (vpermpd is the split's bottleneck on AMD Zen) */
+DW_INLINE void dw_split2l_avx2(const double *p, __m256d *e, __m256d *o)
+{
+    const __m256d a = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p)),
+                                           _mm_loadu_pd(p + 4), 1);
+    const __m256d b = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p + 2)),
+                                           _mm_loadu_pd(p + 6), 1);
+    *e = _mm256_unpacklo_pd(a, b);
+    *o = _mm256_unpackhi_pd(a, b);
+}
 DW_INLINE void dw_join2_avx2(double *p, __m256d e, __m256d o)
 {
     __m256d lo = _mm256_unpacklo_pd(e, o), hi = _mm256_unpackhi_pd(e, o);
@@ -102,6 +114,18 @@ DW_INLINE void dw_split2r_avx2(__m256 a, __m256 b, __m256 *e, __m256 *o)
     *o = _mm256_castpd_ps(_mm256_permute4x64_pd(
         _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
 }
+/* the even and odd elements of p[0, 2V) from the halves [x0..x3 | x8..x11]
+ * and [x4..x7 | x12..x15]: two in-lane shuffles finish the split (see the
+ * double version) */
+DW_INLINE void dw_split2l_avx2(const float *p, __m256 *e, __m256 *o)
+{
+    const __m256 a = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p)),
+                                          _mm_loadu_ps(p + 8), 1);
+    const __m256 b = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p + 4)),
+                                          _mm_loadu_ps(p + 12), 1);
+    *e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    *o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+}
 DW_INLINE void dw_join2_avx2(float *p, __m256 e, __m256 o)
 {
     __m256 lo = _mm256_unpacklo_ps(e, o), hi = _mm256_unpackhi_ps(e, o);
@@ -113,4 +137,5 @@ DW_INLINE void dw_join2_avx2(float *p, __m256 e, __m256 o)
  * 256-bit alignr needs two shuffles on the one shuffle port). */
 #define VTAP(p, k) VLOADU((p) + (k))
 #define VSPLIT2R(a, b, e, o) dw_split2r_avx2((a), (b), (e), (o))
+#define VSPLIT2L(p, e, o) dw_split2l_avx2((p), (e), (o))
 #define VJOIN2(p, e, o) dw_join2_avx2((p), (e), (o))

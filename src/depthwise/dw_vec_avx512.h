@@ -112,4 +112,5 @@ DW_INLINE void dw_storep_simde(T *p, VT v, int64_t c)
  * on Intel cores. */
 #define VTAP(p, k) VLOADU((p) + (k))
 #define VSPLIT2R(a, b, e, o) dw_split2r_avx512((a), (b), (e), (o))
+#define VSPLIT2L(p, e, o) VSPLIT2R(VLOADU(p), VLOADU((p) + V), (e), (o))
 #define VJOIN2(p, e, o) dw_join2_avx512((p), (e), (o))

@@ -11,6 +11,7 @@
  *   VTAP(p,k)           the vector at p + k (k a compile-time constant):
  *                       an unaligned load, or a rotation of aligned ones
  *   VSPLIT2R(a,b,&e,&o) deinterleave the 2V elements of a, b
+ *   VSPLIT2L(p,&e,&o)   deinterleave the 2V elements at p (loads them)
  *   VJOIN2(p,e,o)       interleave e and o into 2V elements at p
  *   DW_RK_R             output rows per step of the rk kernels
  *   DW_TAIL_OVERLAP     1: a row's last partial vector is computed again as

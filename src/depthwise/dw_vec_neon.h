@@ -104,4 +104,5 @@ DW_INLINE void dw_storep_neon(T *p, VT v, int64_t c)
  * loads of p and p + V. */
 #define VTAP(p, k) dw_tap_neon((p) + ((k) / V) * V, (k) % V)
 #define VSPLIT2R(a, b, e, o) dw_split2r_neon((a), (b), (e), (o))
+#define VSPLIT2L(p, e, o) VSPLIT2R(VLOADU(p), VLOADU((p) + V), (e), (o))
 #define VJOIN2(p, e, o) dw_join2_neon((p), (e), (o))
