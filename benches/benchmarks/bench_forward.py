@@ -61,3 +61,13 @@ class Conv3dExtra(_Forward):
     an X3D-like strided depthwise 3x3x3 (3-D depthwise plane kernels)."""
     cases = EXTRA
     params = [["conv3d_3x3x3_64", "unet3d_32", "r21d_1x3x3", "x3d_dw_s2"], DTYPES]
+
+
+class DepthwiseExtra(_Forward):
+    """Depthwise layers of the extra set: EfficientNet 5x5 stride 1 (28x28
+    planes: the channels-last path) and stride 2, ConvNeXt 7x7, a DeepLab
+    dilated 3x3 (channels-last, generic taps) and a depthwise transposed
+    k4 s2."""
+    cases = EXTRA
+    params = [["effnet_dw5_s1", "effnet_dw5_s2", "convnext_dw7", "deeplab_dw_d2", "dw_tconv_k4"],
+              DTYPES]
