@@ -561,6 +561,49 @@ def test_depthwise_backend_forced(seed, dtype):
                                  what=f"backend={backend}"))
 
 
+def _wgrad_route_cases():
+    """(Case, routed to GEMM's grad_weight) on both sides of the rule's
+    bounds: 3-D output rows of 7/8/32/33 pixels (3x1x1: 56/57), 2-D stride 2
+    of 9/10/20/21, 2-D stride 1, a transposed layer."""
+    def c3(size, k, s=(1, 1, 1), p=(1, 1, 1)):
+        return Case(3, False, 2, 3, 3, 3, size, k, s, p, (1, 1, 1), (0, 0, 0))
+
+    def c2(size, s, t=False):
+        return Case(2, t, 2, 3, 3, 3, size, (3, 3), s, (1, 1), (1, 1), (0, 0))
+
+    return [
+        (c3((3, 5, 7), (3, 3, 3)), False), (c3((3, 5, 8), (3, 3, 3)), True),
+        (c3((2, 3, 32), (3, 3, 3)), True), (c3((2, 3, 33), (3, 3, 3)), False),
+        (c3((3, 4, 56), (3, 1, 1), p=(1, 0, 0)), True), (c3((3, 4, 57), (3, 1, 1), p=(1, 0, 0)), False),
+        (c3((3, 6, 20), (2, 3, 3), s=(1, 2, 2), p=(0, 1, 1)), True),
+        (c2((5, 18), (2, 2)), False), (c2((5, 20), (2, 2)), True), (c2((5, 40), (2, 2)), True),
+        (c2((5, 42), (2, 2)), False), (c2((5, 14), (1, 1)), False), (c2((5, 20), (2, 2), True), False),
+    ]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_depthwise_wgrad_on_gemm_rule(dtype, monkeypatch):
+    """DEPTHWISE's grad_weight hands the layers of its measured rule to the
+    GEMM backend's (and only those): both sides of every bound, each result
+    against the float64 reference."""
+    if not _depthwise_available():
+        pytest.skip("DEPTHWISE is not in this build yet")
+    from cconv.backends import depthwise as dw
+    from cconv.backends import gemm
+
+    calls = []
+    real = gemm.grad_weight
+    monkeypatch.setattr(gemm, "grad_weight", lambda *a: (calls.append(1), real(*a))[1])
+    rng = np.random.default_rng(77)
+    for case, routed in _wgrad_route_cases():
+        x, w, gy = arrays(case, rng, dtype)
+        ref = reference_grads(case, x, w, gy)
+        del calls[:]
+        got = backward(case, gy, x, w, backend="depthwise")
+        assert len(calls) == int(routed), (case, routed, len(calls))
+        _note(dtype, check_grads(case, got, ref, dtype, what=f"routed={routed}"))
+
+
 def test_depthwise_selected_for_backward_when_available():
     if not _depthwise_available():
         pytest.skip("DEPTHWISE is not in this build yet")

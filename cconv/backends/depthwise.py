@@ -81,7 +81,29 @@ def grad_input(p, gy, w, out) -> None:
         _depthwise.adj(g, gy, w, None, out, nt)
 
 
+def wgrad_on_gemm(p) -> bool:
+    """Whether ``grad_weight`` hands ``p`` to the GEMM backend's: plain
+    layers whose output rows are too short for the wg kernel's vectors
+    and too long for its one-vector rows.  Measured (AMD EPYC, AVX2, 2
+    threads, float32, depthwise / GEMM grad_weight time): 3-D 3x3x3 on
+    8-32-pixel output rows 1.13-1.40 (96 channels, 8 deep; 7: 0.60, 40:
+    1.01, 48-56: 0.88-0.95), 3x1x1 1.11-1.56 from 8 to 56 (64-80: 0.99-
+    1.01), 5x5x5 1.14-1.46 on 10-28; 2-D stride 2 on 10-20-pixel output rows
+    1.11-1.26 (8: 0.90, 28: 0.92); 2-D stride 1 0.85-1.22 (9-20 pixels
+    1.00-1.22 at 5x5, 0.94-1.08 at 3x3): left on the wg kernel."""
+    if p.transposed:
+        return False
+    g = p.geom()
+    ow = g[5][2]
+    if p.nsp == 3:
+        return 8 <= ow <= (56 if g[6][1] == 1 and g[6][2] == 1 else 32)
+    return p.nsp == 2 and g[7][2] == 2 and 10 <= ow <= 20
+
+
 def grad_weight(p, x, gy, out) -> None:
+    if wgrad_on_gemm(p):
+        gemm.grad_weight(p, x, gy, out)
+        return
     g = p.geom()
     nt = get_num_threads()
     if p.transposed:
