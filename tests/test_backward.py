@@ -268,15 +268,34 @@ def test_every_output_mask(nsp, transposed, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.complex128])
 @pytest.mark.parametrize("mask", MASKS)
 def test_only_masked_in_gradients_are_computed(monkeypatch, mask, dtype):
-    import cconv._backward as bw
+    import importlib
+
     from cconv import _kernels
+    from cconv._dispatch import _MODULES
 
+    # every backend's entry points, counted where the call enters a backend
+    # (not again where one backend hands work to another)
     calls = []
-    real_run = bw.run_real
+    depth = [0]
 
-    def spy_run(op, *a, **k):
-        calls.append(op)
-        return real_run(op, *a, **k)
+    def spy(op, f):
+        def g(*a, **k):
+            if depth[0] == 0:
+                calls.append(op)
+            depth[0] += 1
+            try:
+                return f(*a, **k)
+            finally:
+                depth[0] -= 1
+        return g
+
+    for name in _MODULES.values():
+        try:
+            mod = importlib.import_module(f"cconv.backends.{name}")
+        except ImportError:
+            continue
+        for op in ("forward", "grad_input", "grad_weight"):
+            monkeypatch.setattr(mod, op, spy(op, getattr(mod, op)))
 
     bias_calls = []
     real_bias = _kernels.bias_grad
@@ -285,7 +304,6 @@ def test_only_masked_in_gradients_are_computed(monkeypatch, mask, dtype):
         bias_calls.append(1)
         return real_bias(*a)
 
-    monkeypatch.setattr(bw, "run_real", spy_run)
     monkeypatch.setattr(_kernels, "bias_grad", spy_bias)
     rng = np.random.default_rng(7)
     case = random_case(rng, nsp=2, transposed=False)
@@ -309,6 +327,39 @@ def test_benchmark_mode(transposed):
     with cconv.benchmark():
         for _ in range(2):
             check_grads(case, backward(case, gy, x, w), ref, np.float64)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("seed", range(6))
+def test_fast_path_matches_generic_path(seed, dtype):
+    """convolution_backward's fast path (real C-contiguous NumPy arrays,
+    a mask of three bools) gives bit for bit what the array-generic
+    backward_core gives, on random layers and every mask; the calls it
+    does not take (a mask of NumPy bools, a strided input) still agree."""
+    import cconv._backward as bw
+
+    rng = np.random.default_rng(900 + seed)
+    case = random_case(rng, transposed=bool(seed % 2))
+    x, w, gy = arrays(case, rng, dtype)
+    args = case.args()
+    for mask in MASKS:
+        taken = bw._fast_backward(gy, x, w, [case.c_out], *args, list(mask))
+        assert taken is not None or 0 in (x.size, w.size, gy.size)
+        got = cconv.convolution_backward(gy, x, w, [case.c_out], *args, list(mask))
+        want = bw.backward_core("convolution_backward", np, gy, x, x.shape, w, w.shape,
+                                [case.c_out], *args, mask)
+        for g, r in zip(got, want):
+            assert (g is None) == (r is None)
+            if g is not None:
+                assert g.dtype == r.dtype and g.shape == r.shape
+                assert np.array_equal(g, r), (case, mask)
+    npmask = [np.bool_(True)] * 3
+    assert bw._fast_backward(gy, x, w, None, *args, npmask) is None
+    xs = np.repeat(x, 2, axis=-1)[..., ::2]
+    assert bw._fast_backward(gy, xs, w, None, *args, [True] * 3) is None
+    for g, r in zip(cconv.convolution_backward(gy, xs, w, None, *args, npmask),
+                    cconv.convolution_backward(gy, x, w, None, *args, [True] * 3)):
+        assert np.array_equal(g, r)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64])
