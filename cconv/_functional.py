@@ -155,11 +155,11 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
         # the default backend choice: straight to the backend select()
         # chose, which the ConvParams keeps (a small convolution's time is
         # mostly this Python layer)
-        # (the chosen backend's forward function itself: looking the module
-        # up by its Backend member hashes the enum in Python, 0.4 us)
-        fwd = p.__dict__.get("_np_forward")
-        if fwd is None:
-            fwd = p.__dict__["_np_forward"] = select(p, np)[1].forward
+        # (the chosen backend's module itself: looking it up by its Backend
+        # member hashed the enum in Python, 0.4 us)
+        mod = p.__dict__.get("_np_forward")
+        if mod is None:
+            mod = p.__dict__["_np_forward"] = select(p, np)[1]
         if out is None:
             # (np.empty for a result too small for the block cache: it
             # skips the cache's size test, 0.3 us of a 10 us call)
@@ -170,7 +170,7 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
             y = (np.empty if small else _outbuf.empty_pooled)(p.output_shape, dtype=x.dtype)
         else:
             y = out
-        fwd(p, x, w, b, y)
+        mod.forward(p, x, w, b, y)
         return y
     if xp is np:
         x, w, b = native(x), native(w), native(b)
