@@ -316,27 +316,35 @@ def backward_core(fn: str, xp, grad_output, input, input_shape, weight, weight_s
     return gi, gw, gb
 
 
-def _fast_backward(gy, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding,
-                   groups, output_mask):
-    """convolution_backward's common call, or None where it is not: real
+def fast_backward(fn: str, gy, x, x_shape, w, w_shape, bias_sizes, stride, padding, dilation,
+                  transposed, output_padding, groups, output_mask):
+    """backward_core's common call, or None where it is not: real
     float32/float64 NumPy arrays of one native dtype, C-contiguous and
-    aligned, none empty, a list or tuple of three bools for the mask.  The
-    same checks (_params) and backend choice as backward_core, without the
+    aligned, no empty shape, a list or tuple of three bools for the mask
+    (``x`` or ``w`` may be None, given by its shape, when the gradient that
+    reads it is masked out, as for the torch.nn.grad helpers).  The same
+    checks (_params) and backend choice as backward_core, without the
     array-generic layers (complex, float16, layouts, CuPy): a small
     layer's backward spent 12 us there before any gradient (a 1x4x4x4
-    depthwise backward took 47 us, its three kernels 7)."""
-    dt = x.dtype
-    if dt not in _REAL or gy.dtype != dt or w.dtype != dt:
+    depthwise backward took 47 us, its three kernels 7).  The caller has
+    checked that the arrays are exact ndarrays, no backend is forced and
+    benchmark mode is off."""
+    dt = gy.dtype
+    if dt not in _REAL or (x is not None and x.dtype != dt) or (w is not None and w.dtype != dt):
         return None
     if type(output_mask) is not list and type(output_mask) is not tuple or len(output_mask) != 3:
         return None
     m0, m1, m2 = output_mask
     if type(m0) is not bool or type(m1) is not bool or type(m2) is not bool:
         return None
-    if not (_ready(gy) and _ready(x) and _ready(w)) or not (gy.size and x.size and w.size):
+    if (m0 and w is None) or (m1 and x is None):
         return None
-    p = _params("convolution_backward", x.shape, w.shape, bias_sizes, stride, padding, dilation,
-                transposed, output_padding, groups, gy.shape, dt)
+    if not (_ready(gy) and (x is None or _ready(x)) and (w is None or _ready(w))):
+        return None
+    if not (gy.size and _prod(x_shape) and _prod(w_shape)):
+        return None
+    p = _params(fn, x_shape, w_shape, bias_sizes, stride, padding, dilation, transposed,
+                output_padding, groups, gy.shape, dt)
     gi = gw = gb = None
     if m0 or m1:
         mod = p.__dict__.get("_np_backward")
@@ -346,11 +354,23 @@ def _fast_backward(gy, x, w, bias_sizes, stride, padding, dilation, transposed, 
             gi = _outbuf.empty(p.input_shape, dt)
             mod.grad_input(p, gy, w, gi)
         if m1:
-            gw = _outbuf.empty(w.shape, dt)
+            gw = _outbuf.empty(tuple(w_shape), dt)
             mod.grad_weight(p, x, gy, gw)
     if m2:
-        gb = grad_bias_of(np, gy, _bias_channels(p, w.shape))
+        gb = grad_bias_of(np, gy, _bias_channels(p, w_shape))
     return gi, gw, gb
+
+
+def fast_ok(backend, *arrays) -> bool:
+    """Whether a call may try fast_backward: no forced backend, benchmark
+    mode off, every array an exact numpy.ndarray (or None)."""
+    if backend is not None or _tuned_any[0] or _autotune.get_benchmark():
+        return False
+    nd = np.ndarray
+    for a in arrays:
+        if a is not None and type(a) is not nd:
+            return False
+    return True
 
 
 # --------------------------------------------------------------------------
@@ -376,11 +396,11 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     (one that cannot run the backward raises ValueError saying why).
     """
     fn = "convolution_backward"
-    nd = np.ndarray
-    if (backend is None and type(grad_output) is nd and type(input) is nd and type(weight) is nd
-            and not _tuned_any[0] and not _autotune.get_benchmark()):
-        res = _fast_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                             transposed, output_padding, groups, output_mask)
+    if (grad_output is not None and input is not None and weight is not None
+            and fast_ok(backend, grad_output, input, weight)):
+        res = fast_backward(fn, grad_output, input, input.shape, weight, weight.shape, bias_sizes,
+                            stride, padding, dilation, transposed, output_padding, groups,
+                            output_mask)
         if res is not None:
             return res
     xp = get_xp(grad_output=grad_output, input=input, weight=weight)

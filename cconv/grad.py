@@ -15,7 +15,7 @@ extension: PyTorch's helpers reject strings).
 from __future__ import annotations
 
 from ._array import get_xp
-from ._backward import _shape_arg, backward_core
+from ._backward import _shape_arg, backward_core, fast_backward, fast_ok
 from ._functional import as_array
 
 __all__ = [
@@ -49,6 +49,11 @@ def _input_grad(fn, nsp, input_size, weight, grad_output, stride, padding, dilat
     if weight is None or grad_output is None:
         raise TypeError(f"{fn}: weight and grad_output must be arrays, not None")
     shape = _size_arg(fn, "input_size", input_size, nsp)
+    if fast_ok(backend, weight, grad_output):
+        res = fast_backward(fn, grad_output, None, shape, weight, tuple(weight.shape), None, stride,
+                            padding, dilation, False, 0, groups, (True, False, False))
+        if res is not None:
+            return res[0]
     return backward_core(fn, xp, grad_output, None, shape, weight, tuple(weight.shape), None, stride,
                          padding, dilation, False, 0, groups, (True, False, False), backend)[0]
 
@@ -60,6 +65,11 @@ def _weight_grad(fn, nsp, input, weight_size, grad_output, stride, padding, dila
     if input is None or grad_output is None:
         raise TypeError(f"{fn}: input and grad_output must be arrays, not None")
     shape = _size_arg(fn, "weight_size", weight_size, nsp)
+    if fast_ok(backend, input, grad_output):
+        res = fast_backward(fn, grad_output, input, tuple(input.shape), None, shape, None, stride,
+                            padding, dilation, False, 0, groups, (False, True, False))
+        if res is not None:
+            return res[1]
     return backward_core(fn, xp, grad_output, input, tuple(input.shape), None, shape, None, stride,
                          padding, dilation, False, 0, groups, (False, True, False), backend)[1]
 

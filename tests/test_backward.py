@@ -343,7 +343,8 @@ def test_fast_path_matches_generic_path(seed, dtype):
     x, w, gy = arrays(case, rng, dtype)
     args = case.args()
     for mask in MASKS:
-        taken = bw._fast_backward(gy, x, w, [case.c_out], *args, list(mask))
+        taken = bw.fast_backward("convolution_backward", gy, x, x.shape, w, w.shape, [case.c_out],
+                                 *args, list(mask))
         assert taken is not None or 0 in (x.size, w.size, gy.size)
         got = cconv.convolution_backward(gy, x, w, [case.c_out], *args, list(mask))
         want = bw.backward_core("convolution_backward", np, gy, x, x.shape, w, w.shape,
@@ -354,12 +355,39 @@ def test_fast_path_matches_generic_path(seed, dtype):
                 assert g.dtype == r.dtype and g.shape == r.shape
                 assert np.array_equal(g, r), (case, mask)
     npmask = [np.bool_(True)] * 3
-    assert bw._fast_backward(gy, x, w, None, *args, npmask) is None
+    assert bw.fast_backward("f", gy, x, x.shape, w, w.shape, None, *args, npmask) is None
     xs = np.repeat(x, 2, axis=-1)[..., ::2]
-    assert bw._fast_backward(gy, xs, w, None, *args, [True] * 3) is None
+    assert bw.fast_backward("f", gy, xs, xs.shape, w, w.shape, None, *args, [True] * 3) is None
     for g, r in zip(cconv.convolution_backward(gy, xs, w, None, *args, npmask),
                     cconv.convolution_backward(gy, x, w, None, *args, [True] * 3)):
         assert np.array_equal(g, r)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nsp", [1, 2, 3])
+def test_grad_helpers_fast_path(nsp, dtype, monkeypatch):
+    """The torch.nn.grad helpers take the fast path on real contiguous
+    arrays (a spy on backward_core sees no call) and give bit for bit what
+    the generic path gives (convolution_backward with a NumPy-bool mask)."""
+    import cconv._backward as bw
+    import cconv.grad as gr
+
+    rng = np.random.default_rng(40 + nsp)
+    case = random_case(rng, nsp=nsp, transposed=False)
+    if case.padding in ("same", "valid"):
+        case.padding = (1,) * nsp
+        case.size = tuple(max(s, 2 * k) for s, k in zip(case.size, case.kernel))
+    x, w, gy = arrays(case, rng, dtype)
+    stride, padding, dilation, _, _, groups = case.args()
+    npmask = [np.bool_(True), np.bool_(True), np.bool_(False)]
+    want = cconv.convolution_backward(gy, x, w, None, *case.args(), npmask)
+    seen = []
+    real = gr.backward_core
+    monkeypatch.setattr(gr, "backward_core", lambda *a, **k: (seen.append(1), real(*a, **k))[1])
+    gi = getattr(gr, f"conv{nsp}d_input")(x.shape, w, gy, stride, padding, dilation, groups)
+    gw = getattr(gr, f"conv{nsp}d_weight")(x, w.shape, gy, stride, padding, dilation, groups)
+    assert seen == [] or 0 in (x.size, w.size, gy.size)
+    assert np.array_equal(gi, want[0]) and np.array_equal(gw, want[1]), case
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64])
