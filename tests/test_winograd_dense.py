@@ -50,6 +50,17 @@ def run_wino(x, w, b, pad_before, pad_after, groups, nthreads, y=None, dil=(1, 1
     return y
 
 
+def _arrays_and_ref(rng, dtype, xshape, wshape, **conv):
+    """Standard-normal input and weight, a bias 60% of the time, the float64
+    reference of their convolution (ref_conv with ``conv``) and its scale."""
+    x = rng.standard_normal(xshape).astype(dtype)
+    w = rng.standard_normal(wshape).astype(dtype)
+    b = rng.standard_normal(wshape[0]).astype(dtype) if rng.random() < 0.6 else None
+    ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
+                   None if b is None else b.astype(np.float64), **conv)
+    return x, w, b, ref, max(np.abs(ref).max(), 1e-30)
+
+
 @pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_wino_random_geometries(name, dtype):
@@ -66,13 +77,9 @@ def test_wino_random_geometries(name, dtype):
             if h + pb[0] + pa[0] <= 2 * dil[0] or w_ + pb[1] + pa[1] <= 2 * dil[1]:
                 continue
             n = int(rng.integers(1, 4))
-            x = rng.standard_normal((n, cig * groups, h, w_)).astype(dtype)
-            w = rng.standard_normal((cog * groups, cig, 3, 3)).astype(dtype)
-            b = rng.standard_normal(cog * groups).astype(dtype) if rng.random() < 0.6 else None
-            ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
-                           None if b is None else b.astype(np.float64),
-                           stride=1, pad_before=pb, pad_after=pa, dilation=dil, groups=groups)
-            scale = max(np.abs(ref).max(), 1e-30)
+            x, w, b, ref, scale = _arrays_and_ref(
+                rng, dtype, (n, cig * groups, h, w_), (cog * groups, cig, 3, 3),
+                stride=1, pad_before=pb, pad_after=pa, dilation=dil, groups=groups)
             for nt in (1, 2, 3):
                 y = run_wino(x, w, b, pb, pa, groups, nt, dil=dil)
                 err = np.abs(y - ref).max() / scale
@@ -108,13 +115,9 @@ def test_wino_random_geometries_3d(name, dtype):
             if min(out) <= 0:
                 continue
             n = int(rng.integers(1, 3))
-            x = rng.standard_normal((n, cig * groups) + sp).astype(dtype)
-            w = rng.standard_normal((cog * groups, cig) + k).astype(dtype)
-            b = rng.standard_normal(cog * groups).astype(dtype) if rng.random() < 0.6 else None
-            ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
-                           None if b is None else b.astype(np.float64),
-                           stride=st, pad_before=pb, pad_after=pa, dilation=dil, groups=groups)
-            scale = max(np.abs(ref).max(), 1e-30)
+            x, w, b, ref, scale = _arrays_and_ref(
+                rng, dtype, (n, cig * groups) + sp, (cog * groups, cig) + k,
+                stride=st, pad_before=pb, pad_after=pa, dilation=dil, groups=groups)
             geom = (n, groups, cig * groups, cog * groups, sp, out, k, st, pb, dil)
             for nt in (1, 2, 3):
                 nb = _kernels.wino_workspace_bytes(geom, nt, x.itemsize)
