@@ -32,8 +32,11 @@ at start-up by the OpenMP runtimes and is never changed here.
 Reported per case and thread count: median (and min) ms per call, GFLOP/s
 (2 x multiply-adds of the forward; x3 for the backward set: forward,
 grad_input and grad_weight), the fraction of a GEMM ceiling measured in the
-same run, the time ratios cconv/torch and cconv/numpy (below 1: cconv is
-faster), minor page faults per call of cconv and torch (getrusage ru_minflt
+same run, the memory traffic (GB/s: the bytes of every array the call
+reads or writes, each counted once, over the median time) and its fraction of
+a copy bandwidth measured in the same run (see copy_ceiling; layers whose
+arrays stay in the caches between calls can exceed it), the time ratios
+cconv/torch and cconv/numpy (below 1: cconv is faster), minor page faults per call of cconv and torch (getrusage ru_minflt
 around each call; the first touch of a fresh page costs ~1 us), the backend
 cconv chose, and the relative error of cconv against torch (else NumPy); an error
 above 1e-4 (float32) or 1e-10 (float64) is marked FAIL and makes the exit status 1.
@@ -271,6 +274,37 @@ def gemm_ceiling(dtype, repeat, n=1536):
     return res
 
 
+def copy_ceiling(repeat, mib=64):
+    """GB/s of a large array copy at the current thread count (bytes read plus
+    bytes written, best call): NumPy's copy on one core, and torch's copy_
+    (threaded) when torch is installed.  The arrays are 4x the L3 of most
+    machines this runs on, so this is a DRAM figure: the bandwidth a
+    memory-bound layer whose arrays do not stay in cache could reach."""
+    n = mib * (1 << 20) // 4
+    src = np.ones(n, np.float32)
+    dst = np.empty_like(src)
+    res = {}
+    r = run_interleaved({"np": lambda: np.copyto(dst, src)}, max(3, repeat // 2), 1)
+    res["numpy copy, 1 core"] = 2 * src.nbytes / min(r["np"][0]) / 1e9
+    if torch is not None:
+        ts, td = torch.from_numpy(src), torch.from_numpy(dst)
+        r = run_interleaved({"t": lambda: td.copy_(ts)}, max(3, repeat // 2), 1)
+        res["torch copy_"] = 2 * src.nbytes / min(r["t"][0]) / 1e9
+    return res
+
+
+def traffic_bytes(which, x, w, b, got):
+    """Bytes of the arrays one timed call reads or writes, each once: forward
+    x, w, b and the output; the backward set's call is a forward and a
+    backward, so x and w twice, b, the output, grad_output (the output's
+    size) and the three gradients."""
+    outs = got if isinstance(got, tuple) else (got,)
+    nb = sum(_np(o).nbytes for o in outs if o is not None)
+    if which == "forward":
+        return x.nbytes + w.nbytes + b.nbytes + nb
+    return 2 * (x.nbytes + w.nbytes) + b.nbytes + nb + _np(outs[0]).nbytes
+
+
 def rel_err(a, ref):
     a = np.asarray(a, dtype=np.float64)
     ref = np.asarray(ref, dtype=np.float64)
@@ -379,7 +413,7 @@ def machine_line(args):
 
 
 COLS = ["set", "case", "T", "backend", "cconv ms", "torch ms", "numpy ms", "cconv GFLOP/s",
-        "% ceil", "cconv/torch", "cconv/numpy", "faults/call", "torch faults", "err"]
+        "% ceil", "GB/s", "% copy", "cconv/torch", "cconv/numpy", "faults/call", "torch faults", "err"]
 
 
 def _ms(times):
@@ -414,6 +448,7 @@ def run_cpu(args, cases, sets, failures):
         ceil = gemm_ceiling(args.dtype, args.repeat)
         print(f"[T={t}] GEMM ceiling (first): "
               + ", ".join(f"{k} = {v:.1f} GFLOP/s" for k, v in ceil.items()), flush=True)
+        copy = copy_ceiling(args.repeat)
         t_rows = []
         for which in sets:
             r_torch, r_np = [], []
@@ -444,12 +479,15 @@ def run_cpu(args, cases, sets, failures):
                 med = {k: float(np.median(v[0])) for k, v in res.items()}
                 flops = c.flops() * (3 if which == "backward" else 1)
                 gf = flops / med["cconv"] / 1e9
+                gbs = traffic_bytes(which, x, w, b, got) / med["cconv"] / 1e9
                 row.update({
                     "cconv ms": _ms(res["cconv"][0]),
                     "torch ms": _ms(res["torch"][0]) if "torch" in res else "-",
                     "numpy ms": _ms(res["numpy"][0]) if "numpy" in res else "-",
                     "cconv GFLOP/s": f"{gf:.1f}",
                     "_gf": gf,
+                    "GB/s": f"{gbs:.1f}",
+                    "_gbs": gbs,
                     "cconv/torch": f"{med['cconv'] / med['torch']:.2f}" if "torch" in med else "-",
                     "cconv/numpy": f"{med['cconv'] / med['numpy']:.2f}" if "numpy" in med else "-",
                     "faults/call": f"{res['cconv'][1]:.0f}",
@@ -470,13 +508,20 @@ def run_cpu(args, cases, sets, failures):
             summary.append((which, t, gmean(r_torch), len(r_torch), gmean(r_np), len(r_np)))
         for k, v in gemm_ceiling(args.dtype, args.repeat).items():
             ceil[k] = max(v, ceil.get(k, 0.0))
-        ceilings[t] = ceil
+        for k, v in copy_ceiling(args.repeat).items():
+            copy[k] = max(v, copy.get(k, 0.0))
+        copy_val = max(copy.values())
+        ceilings[t] = (ceil, copy)
         ceil_name, ceil_val = next(iter(ceil.items())) if ceil else ("none", float("nan"))
         print(f"[T={t}] GEMM ceiling (best of before/after): "
               + ", ".join(f"{k} = {v:.1f} GFLOP/s" for k, v in ceil.items())
               + f"; % ceil uses {ceil_name}", flush=True)
+        print(f"[T={t}] copy bandwidth (best of before/after): "
+              + ", ".join(f"{k} = {v:.1f} GB/s" for k, v in copy.items())
+              + "; % copy uses the best", flush=True)
         for row in t_rows:
             row["% ceil"] = f"{100 * row['_gf'] / ceil_val:.0f}%" if math.isfinite(ceil_val) else "-"
+            row["% copy"] = f"{100 * row['_gbs'] / copy_val:.0f}%"
     return rows, summary, ceilings
 
 
@@ -636,9 +681,11 @@ def main(argv=None):
     for which, t, gt, nt, gn, nn in summary:
         parts = [f"cconv/{nm} {g:.2f} ({n} cases)" for nm, g, n in (("torch", gt, nt), ("numpy", gn, nn)) if n]
         lines.append(f"geometric mean, {which}, T={t}: " + (", ".join(parts) or "no ratios"))
-    for t, ceil in ceilings.items():
+    for t, (ceil, copy) in ceilings.items():
         lines.append(f"GEMM ceiling, T={t}: " + ", ".join(f"{k} = {v:.1f} GFLOP/s" for k, v in ceil.items())
                      + " (% ceil is against the first)")
+        lines.append(f"copy bandwidth, T={t}: " + ", ".join(f"{k} = {v:.1f} GB/s" for k, v in copy.items())
+                     + " (% copy is against the best)")
     print("\n".join(lines))
     if args.out:
         with open(args.out, "w") as f:

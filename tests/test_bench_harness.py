@@ -65,3 +65,22 @@ def test_timing_option(compare):
         compare.parse_args(["--block", "0"])
     with pytest.raises(SystemExit):
         compare.parse_args(["--timing", "sometimes"])
+
+
+def test_traffic_bytes(compare):
+    import numpy as np
+    x, w, b = np.zeros((2, 3, 8), np.float32), np.zeros((4, 3, 3), np.float32), np.zeros(4, np.float32)
+    y = np.zeros((2, 4, 6), np.float32)
+    # forward: each array read or written once
+    assert compare.traffic_bytes("forward", x, w, b, y) == 4 * (48 + 36 + 4 + 48)
+    # forward + backward: x and w read twice, grad_output the output's size
+    got = (y, np.zeros_like(x), np.zeros_like(w), np.zeros_like(b))
+    assert compare.traffic_bytes("backward", x, w, b, got) == 4 * (2 * (48 + 36) + 4 + 48 + 48 + 36 + 4 + 48)
+    # a gradient not asked for moves nothing
+    got = (y, None, np.zeros_like(w), None)
+    assert compare.traffic_bytes("backward", x, w, b, got) == 4 * (2 * (48 + 36) + 4 + 48 + 36 + 48)
+
+
+def test_copy_ceiling(compare):
+    res = compare.copy_ceiling(3, mib=4)
+    assert "numpy copy, 1 core" in res and all(v > 0 for v in res.values())
