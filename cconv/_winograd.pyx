@@ -21,7 +21,7 @@ cnp.import_array()
 
 cdef extern from "winograd/winograd.h" nogil:
     int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
-                       float *y, int nthreads)
+                       float *y, int nthreads, int *nonfinite)
     int cc_wdw_geom_ok(const cc_geom *g)
     void cc_wdw_filter_f32(const float *g, float *u)
 
@@ -47,21 +47,25 @@ def geom_ok(tuple geom):
 
 def fwd(tuple geom, x, w, b, y, int nthreads):
     """y = depthwise conv3x3(x, w) + b (b over channels; may be None).
-    Arrays: C-contiguous float32 of the sizes ``geom`` gives."""
+    Arrays: C-contiguous float32 of the sizes ``geom`` gives.  Returns True
+    when a weight or an input value is NaN or infinite (y then holds
+    Winograd's NaN/inf pattern, not the direct sum's), else False."""
     cdef cc_geom g
     cdef int rc
+    cdef int bad = 0
     cdef conv_ptrs p
     _fill(&g, geom)
     conv_arrays(geom, cnp.NPY_FLOAT32, 0, x, w, b, y, &p)
     if p.dst == NULL:  # an empty output
-        return
+        return False
     with nogil:
         rc = cc_wdw_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                            <float *>p.dst, nthreads)
+                            <float *>p.dst, nthreads, &bad)
     if rc == CC_ERR_NOMEM:
         raise MemoryError("cconv: out of memory in the Winograd kernel's row buffers")
     if rc != CC_OK:
         raise ValueError("cconv: the Winograd kernel rejected the convolution geometry")
+    return bad != 0
 
 
 def filter_transform(g, u):

@@ -91,12 +91,14 @@ def arrays(rng, n, c, h, w, bias=True):
     return x, wt, b
 
 
-def run_module(x, w, b, pads, nt=1):
+def run_module(x, w, b, pads, nt=1, want_flag=False):
+    """The module's result; asserts its non-finite flag is ``want_flag``."""
     n, c, h, ww = x.shape
     g = geom(n, c, h, ww, pads)
     y = np.full((n, c, g[5][1], g[5][2]), np.nan, np.float32)
-    _winograd.fwd(g, x.reshape(-1), w.reshape(-1), None if b is None else b.reshape(-1),
-                  y.reshape(-1), nt)
+    flag = _winograd.fwd(g, x.reshape(-1), w.reshape(-1), None if b is None else b.reshape(-1),
+                         y.reshape(-1), nt)
+    assert flag is want_flag, f"{_winograd.isa()} {x.shape} pads={pads}: non-finite flag {flag}"
     return y
 
 
@@ -235,6 +237,58 @@ def test_inputs_untouched(isa_guard):
         _winograd.set_isa(isa)
         run_module(x, wt, b, (1, 0, 0, 1), 2)
     assert np.array_equal(x, xs) and np.array_equal(wt, ws) and np.array_equal(b, bs)
+
+
+def same_pattern(got, ref, scale):
+    """NaN, +inf and -inf at the same places, the finite values close."""
+    for f in (np.isnan, np.isposinf, np.isneginf):
+        if not np.array_equal(f(got), f(ref)):
+            return f"{f.__name__} differs at {np.argwhere(f(got) != f(ref))[:3].tolist()}"
+    fin = np.isfinite(ref)
+    e = relerr(got[fin], ref[fin], scale)
+    return None if e <= TOL else f"rel err {e:.3g}"
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_nonfinite_flagged_and_recomputed(block, isa_guard):
+    """A NaN or an infinity anywhere in x or w: every kernel flags it (a
+    plane of the Winograd transforms would put NaN where the direct sum has
+    an infinity), and the backend's result is the direct sum's: the float64
+    reference's NaN/inf pattern (x NaN/inf with finite w; PyTorch's too),
+    and with a NaN/inf weight the default dispatch's (GEMM's im2col
+    products, which the reference's zero-padded sums also are)."""
+    rng = np.random.default_rng(500 + block)
+    for i in range(12):
+        while True:
+            h, w = (int(v) for v in rng.integers(1, 40, 2))
+            pad = int(rng.integers(0, 2))
+            if h + 2 * pad >= 3 and w + 2 * pad >= 3:
+                break
+        n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
+        x, wt, b = arrays(rng, n, c, h, w, bias=bool(i % 2))
+        for _ in range(int(rng.integers(1, 4))):
+            arr = wt if rng.random() < 0.25 else x
+            at = tuple(int(rng.integers(0, d)) for d in arr.shape)
+            arr[at] = rng.choice([np.inf, -np.inf, np.nan])
+        pads = (pad,) * 4
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf, 0 * inf
+            yr, _ = ref_dw3x3(x, wt, b, pads)
+        _, scale = ref_dw3x3(np.nan_to_num(x, nan=0, posinf=0, neginf=0),
+                             np.nan_to_num(wt, nan=0, posinf=0, neginf=0), b, pads)
+        for isa in ISAS:
+            _winograd.set_isa(isa)
+            run_module(x, wt, b, pads, 1 + 2 * (i % 2), want_flag=True)
+            y = cconv.conv2d(x, wt, b, padding=pad, groups=c, backend=BE)
+            why = same_pattern(y, yr, scale)
+            assert why is None, f"{isa} {x.shape} pad={pad}: {why}"
+            assert np.array_equal(y, cconv.conv2d(x, wt, b, padding=pad, groups=c),
+                                  equal_nan=True)
+    # finite data is never flagged, whatever its size (a sum that would
+    # overflow only makes the caller recompute)
+    x, wt, b = arrays(rng, 1, 3, 30, 30)
+    for isa in ISAS:
+        _winograd.set_isa(isa)
+        run_module(x * np.float32(1e30), wt, b, (1, 1, 1, 1), want_flag=False)
 
 
 def test_module_argument_checks():

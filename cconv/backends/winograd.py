@@ -8,13 +8,15 @@ input and output transforms and the products are fused per tile row.  The
 instruction set (scalar, AVX2, AVX-512, NEON) is chosen at import;
 ``cconv._winograd.set_isa`` or ``CCONV_SIMD`` force one.
 
-Its numerics are Winograd's: the transforms subtract inputs from one
-another, so an infinity in x or w gives NaN where the direct product (and
-PyTorch) gives an infinity, and a NaN reaches the whole 2x2 output tile.
-Unlike the dense Winograd forward, which checks its inputs and falls back
-to the implicit GEMM, this backend does not scan x (a scan costs about as
-much as the convolution here); the DEPTHWISE backend gives the direct
-product's NaN/inf pattern.
+Non-finite values: the transforms subtract inputs from one another, so
+an infinity in x or w would give NaN where the direct product (and
+PyTorch) gives an infinity, and a NaN would reach the whole 2x2 output
+tile.  The kernels flag a NaN or an infinity as they read x (a running sum
+of each input row's transform, which no separate scan of x has to pay
+for: a scan cost about as much as the convolution here) and w, and the
+call is then recomputed by the DEPTHWISE backend (GEMM for one channel),
+whose direct product gives PyTorch's NaN/inf pattern; so benchmark mode, which times this
+backend too, cannot change a result's NaN/inf pattern.
 """
 from __future__ import annotations
 
@@ -71,7 +73,13 @@ def supports(p, xp, need_backward: bool = False) -> str | None:
 def forward(p, x, w, b, out) -> None:
     if p.batch == 0 or out.size == 0:
         return
-    _winograd.fwd(p.geom(), x, w, b, out, get_num_threads())
+    if _winograd.fwd(p.geom(), x, w, b, out, get_num_threads()):
+        # a NaN or an infinity in x or w (flagged by the kernels as they
+        # read them): the direct kernel (GEMM's for one channel, which
+        # DEPTHWISE leaves to it) gives PyTorch's pattern
+        from . import depthwise, gemm
+
+        (depthwise if depthwise.supports(p, np) is None else gemm).forward(p, x, w, b, out)
 
 
 def grad_input(p, gy, w, out) -> None:

@@ -7,8 +7,10 @@
  */
 #include "wdw_internal.h"
 
+/* *bad accumulates H0 + H3 (d0, d2 and d1, d3: every input value); the
+ * SIMD kernels sum H1 and the row ends instead (wdw3x3_f32.inc) */
 static void wdw_hrow_scalar(const float *x, int64_t iw, int64_t pl, int64_t ntw, float *h,
-                            int64_t hs)
+                            int64_t hs, float *bad)
 {
     for (int64_t j = 0; j < ntw; j++) {
         const int64_t c0 = 2 * j - pl;
@@ -19,6 +21,7 @@ static void wdw_hrow_scalar(const float *x, int64_t iw, int64_t pl, int64_t ntw,
         h[hs + j] = d[1] + d[2];
         h[2 * hs + j] = d[2] - d[1];
         h[3 * hs + j] = d[1] - d[3];
+        *bad += h[j] + h[3 * hs + j];
     }
 }
 
@@ -62,15 +65,17 @@ static void wdw_tilerow_scalar(const wdw_plane *p, const float *u, const float *
     wdw_row_scalar(p->OW, h, p->hs, u, p->bias, yr[0], rr == 2 ? yr[1] : NULL);
 }
 
-void cc_wdw_plane_f32_scalar(const wdw_plane *p)
+int cc_wdw_plane_f32_scalar(const wdw_plane *p)
 {
     float u[16];
     cc_wdw_filter_f32(p->g, u);
-#define HROW(xr, slot) wdw_hrow_scalar((xr), p->IW, p->pw, p->ntw, (slot), p->hs)
+    float bad = 0.0f;
+#define HROW(xr, slot) wdw_hrow_scalar((xr), p->IW, p->pw, p->ntw, (slot), p->hs, &bad)
 #define ROW(hp, rr, yr) wdw_tilerow_scalar(p, u, (hp), (rr), (yr))
     WDW_PLANE_LOOP(p, 2, HROW, ROW);
 #undef HROW
 #undef ROW
+    return cc_wdw_nonfinite(p->g, 9) | WDW_BAD(bad);
 }
 
 const int cc_wdw_v_f32_scalar = 1;

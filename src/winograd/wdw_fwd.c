@@ -31,8 +31,10 @@ static void *wdw_zalloc(int64_t floats)
 #define WDW_MIN_PARALLEL_WORK ((int64_t)1 << 16)
 
 int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
-                   const float *bias, float *y, int nthreads)
+                   const float *bias, float *y, int nthreads, int *nonfinite)
 {
+    if (nonfinite)
+        *nonfinite = 0;
     if (!cc_wdw_geom_ok(g))
         return CC_ERR_ARG;
     const int64_t N = g->batch, C = g->c_in;
@@ -69,8 +71,8 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
     if (!zrow)
         return CC_ERR_NOMEM;
 
-    int err = CC_OK;
-#pragma omp parallel num_threads((int)nt) if (nt > 1)
+    int err = CC_OK, bad = 0;
+#pragma omp parallel num_threads((int)nt) if (nt > 1) reduction(| : bad)
     {
         /* the ring of hrow slots, then the kernel's scratch */
         float *ring = (float *)wdw_zalloc(WDW_RING * hrow_floats +
@@ -92,10 +94,12 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
             const wdw_plane pl = {xc, yc, IH, IW, OH, OW, ph, pw, oh0, oh1, ntw, hs,
                                   w + c * 9, bias ? bias[c] : 0.0f, ring, zrow,
                                   scratch, &ready};
-            isa->plane(&pl);
+            bad |= isa->plane(&pl);
         }
         free(ring);
     }
     free(zrow);
+    if (nonfinite)
+        *nonfinite = bad;
     return err;
 }

@@ -33,7 +33,9 @@
  *   plane  output rows [oh0, oh1) of one (image, channel) plane, R at a
  *          time (R: the ISA's rows per step); for each block, hrow of the
  *          input rows it reads that the ring does not hold yet (slot r % 8),
- *          then the row kernel on them (zrow for rows outside the input).
+ *          then the row kernel on them (zrow for rows outside the input);
+ *          returns 1 when the filter or an input row it read holds a NaN
+ *          or an infinity (wdw_plane_fn).
  *   hrow   h[k*hs + j] = H_k of tile column j, k < 4, j < ntw, for the input
  *          row x of iw (>= 1) elements seen with pw zeros before it and
  *          zeros after it; ntw is a multiple of the ISA's v.
@@ -89,7 +91,23 @@ typedef struct wdw_plane {
 
 #define WDW_SCRATCH 2048
 
-typedef void (*wdw_plane_fn)(const wdw_plane *p);
+/* Returns 1 when a weight or an input value the plane's tiles read is NaN
+ * or infinite (or the inputs' running sum overflowed), else 0: Winograd's
+ * transforms subtract inputs, so there the caller recomputes the plane's
+ * convolution directly for PyTorch's NaN/inf pattern. */
+typedef int (*wdw_plane_fn)(const wdw_plane *p);
+
+/* NaN or an infinity: x - x is 0 exactly for every finite x, NaN otherwise. */
+#define WDW_BAD(v) (!((v) - (v) == 0))
+
+/* 1 when one of the n floats at v is NaN or infinite. */
+static inline int cc_wdw_nonfinite(const float *v, int64_t n)
+{
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++)
+        bad |= WDW_BAD(v[i]);
+    return bad;
+}
 
 typedef struct wdw_isa {
     const int *v; /* tiles per vector: ntw and hs are multiples of it */
@@ -97,7 +115,7 @@ typedef struct wdw_isa {
 } wdw_isa;
 
 #define WDW_DECLARE_ISA(ISA)                                                  \
-    WDW_HIDDEN void cc_wdw_plane_f32_##ISA(const wdw_plane *);                \
+    WDW_HIDDEN int cc_wdw_plane_f32_##ISA(const wdw_plane *);                 \
     WDW_HIDDEN extern const int cc_wdw_v_f32_##ISA;
 
 WDW_DECLARE_ISA(scalar)

@@ -22,6 +22,15 @@
  * OpenMP over (image, channel) pairs, and over blocks of tile rows when
  * those pairs are fewer than the threads.
  *
+ * Non-finite values: the transforms subtract inputs from one another, so
+ * an infinity gives NaN where the direct sum gives an infinity, and a NaN
+ * reaches the whole 2x2 tile.  The kernels sum each input row's
+ * transform (H1 = d1 + d2 of every tile, the SIMD ones, with the row's end
+ * columns; H0 + H3, the scalar one) and test the filter; *nonfinite
+ * (when not NULL) is set to 1 when a weight or an input value read is NaN
+ * or infinite (or that sum overflowed), else 0: the output is then
+ * Winograd's, and the caller recomputes it with a direct kernel.
+ *
  * All arrays C-contiguous; sizes int64_t; bias may be NULL.  Returns CC_OK,
  * CC_ERR_NOMEM (per-thread row buffers, a few KiB) or CC_ERR_ARG (a
  * geometry outside the above).
@@ -39,7 +48,7 @@ extern "C" {
 #endif
 
 int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
-                   const float *bias, float *y, int nthreads);
+                   const float *bias, float *y, int nthreads, int *nonfinite);
 
 /* 1 when g is a geometry cc_wdw_fwd_f32 runs, else 0. */
 int cc_wdw_geom_ok(const cc_geom *g);

@@ -72,7 +72,7 @@ int main(int argc, char **argv)
                     if (k == 0)
                         cc_dw_fwd_f32(&g, x, wt, b, y, nt);
                     else
-                        cc_wdw_fwd_f32(&g, x, wt, b, y, nt);
+                        cc_wdw_fwd_f32(&g, x, wt, b, y, nt, NULL);
                 }
                 if (r >= 0)
                     t[k][r] = (now(nt) - t0) / inner;

@@ -53,5 +53,16 @@ if [ -n "$WITH_DW" ]; then
         esac
     done; done
     for f in $dwsrc; do $CC $CFLAGS -Wno-error -I$dw -c "$dw/$f" -o "$tmp/dw_${f%.c}.o"; objs="$objs $tmp/dw_${f%.c}.o"; done
+    # the channels-last depthwise forward calls the layout transpose's kernels
+    tr=$root/src/transpose
+    trsrc="tr_dispatch.c tr_scalar.c"
+    case "$($CC -dumpmachine)" in
+    x86_64*)
+        $CC $CFLAGS -mavx2 -mfma -c "$tr/tr_avx2.c" -o "$tmp/tr_avx2.o"
+        $CC $CFLAGS $avx512 -c "$tr/tr_avx512.c" -o "$tmp/tr_avx512.o"
+        objs="$objs $tmp/tr_avx2.o $tmp/tr_avx512.o" ;;
+    aarch64*) trsrc="$trsrc tr_neon.c" ;;
+    esac
+    for f in $trsrc; do $CC $CFLAGS -Wno-error -I$tr -c "$tr/$f" -o "$tmp/${f%.c}.o"; objs="$objs $tmp/${f%.c}.o"; done
 fi
 $CC $CFLAGS "$here/${MAIN:-winograd_check}.c" $objs -o "$out" -lm

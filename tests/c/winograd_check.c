@@ -6,7 +6,9 @@
  * tiny), padding 0..2 before and after each dim (independently), batch 1-3,
  * channels 1-6, with and without bias, 1 and 3 threads; plus every SIMD set
  * against the scalar one, an exhaustive sweep of small sizes and paddings,
- * canaries around the output (no write outside it) and the geometry checks.
+ * canaries around the output (no write outside it), the non-finite flag
+ * (0 on finite data; 1 for one NaN or infinity anywhere in the input or
+ * the filter) and the geometry checks.
  *
  *   winograd_check [iterations] [seed]     exit status 0 when all pass
  *
@@ -104,7 +106,8 @@ static void check(const cc_geom *g, int with_bias, const char *what)
             float *y = yb + GUARD;
             for (int64_t i = 0; i < ys + 2 * GUARD; i++)
                 yb[i] = CANARY;
-            int rc = cc_wdw_fwd_f32(g, x, w, bp, y, nt);
+            int bad = -1;
+            int rc = cc_wdw_fwd_f32(g, x, w, bp, y, nt, &bad);
             checks++;
             double err = 0, errs = 0;
             for (int64_t i = 0; i < ys; i++) {
@@ -115,18 +118,45 @@ static void check(const cc_geom *g, int with_bias, const char *what)
             int canary = 1;
             for (int64_t i = 0; i < GUARD; i++)
                 canary = canary && yb[i] == CANARY && yb[GUARD + ys + i] == CANARY;
-            if (rc != CC_OK || !(err / ymax <= 1e-5) || !(errs / ymax <= 1e-5) || !canary) {
+            if (rc != CC_OK || bad != 0 || !(err / ymax <= 1e-5) || !(errs / ymax <= 1e-5) ||
+                !canary) {
                 failures++;
                 if (failures <= 20)
                     printf("FAIL %s isa=%s nt=%d n=%lld c=%lld in=%lldx%lld out=%lldx%lld "
-                           "pad=%lld,%lld bias=%d rc=%d rel=%.3g vs_scalar=%.3g canary=%d\n",
+                           "pad=%lld,%lld bias=%d rc=%d nonfinite=%d rel=%.3g vs_scalar=%.3g "
+                           "canary=%d\n",
                            what, isas[a], nt, (long long)g->batch, (long long)g->c_in,
                            (long long)g->in[1], (long long)g->in[2], (long long)g->out[1],
                            (long long)g->out[2], (long long)g->pad[1], (long long)g->pad[2],
-                           with_bias, rc, err / ymax, errs / ymax, canary);
+                           with_bias, rc, bad, err / ymax, errs / ymax, canary);
             }
             if (a == 0 && nt == 1)
                 memcpy(ys0, y, sizeof(float) * (size_t)ys);
+        }
+    }
+    /* one NaN or infinity in the input or the filter: every kernel flags
+     * it (every input value is read by some output here) */
+    for (int a = 0; a < nisa; a++) {
+        cc_isa_set(isas[a]);
+        const int inw = rud() < -0.5; /* rud: uniform on [-1, 1) */
+        float *arr = inw ? w : x;
+        const int64_t n = inw ? 9 * g->c_in : xs;
+        const int64_t at = (int64_t)((rud() + 1.0) * 0.5 * (double)n) % n;
+        const float keep = arr[at];
+        const double r = rud();
+        arr[at] = r < -1. / 3 ? INFINITY : r < 1. / 3 ? -INFINITY : NAN;
+        int bad = -1;
+        const int rc = cc_wdw_fwd_f32(g, x, w, bp, yb + GUARD, 1 + 2 * (a & 1), &bad);
+        arr[at] = keep;
+        checks++;
+        if (rc != CC_OK || bad != 1) {
+            failures++;
+            if (failures <= 20)
+                printf("FAIL %s isa=%s n=%lld c=%lld in=%lldx%lld pad=%lld,%lld: a non-finite "
+                       "%s value at %lld not flagged (rc=%d nonfinite=%d)\n",
+                       what, isas[a], (long long)g->batch, (long long)g->c_in,
+                       (long long)g->in[1], (long long)g->in[2], (long long)g->pad[1],
+                       (long long)g->pad[2], inw ? "weight" : "input", (long long)at, rc, bad);
         }
     }
     free(x), free(w), free(b), free(yr), free(ys0), free(yb);
@@ -155,9 +185,10 @@ static void check_geom_rules(void)
     h = g, h.in[0] = 2;
     ok = ok && !cc_wdw_geom_ok(&h);
     float dummy = 0;
-    ok = ok && cc_wdw_fwd_f32(&h, &dummy, &dummy, NULL, &dummy, 1) == CC_ERR_ARG;
+    ok = ok && cc_wdw_fwd_f32(&h, &dummy, &dummy, NULL, &dummy, 1, NULL) == CC_ERR_ARG;
     h = g, h.batch = 0;
-    ok = ok && cc_wdw_fwd_f32(&h, NULL, NULL, NULL, NULL, 1) == CC_OK;
+    int bad = -1;
+    ok = ok && cc_wdw_fwd_f32(&h, NULL, NULL, NULL, NULL, 1, &bad) == CC_OK && bad == 0;
     /* filter transform of a delta at the centre */
     float g9[9] = {0, 0, 0, 0, 1, 0, 0, 0, 0}, u[16];
     cc_wdw_filter_f32(g9, u);
