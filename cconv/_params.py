@@ -31,15 +31,13 @@ def _fmt(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(int(s)) for s in shape) + "]"
 
 
-def _as_int(name: str, v: Any, fn: str) -> int:
+def _as_int(name: str, v: Any, fn: str, what: str = "an int or a tuple of ints") -> int:
     if isinstance(v, (bool, np.bool_)):
-        raise TypeError(f"{fn}: {name} must be an int or a tuple of ints, but got a bool ({v!r})")
+        raise TypeError(f"{fn}: {name} must be {what}, but got a bool ({v!r})")
     try:
         r = operator.index(v)
     except TypeError:
-        raise TypeError(
-            f"{fn}: {name} must be an int or a tuple of ints, but got {type(v).__name__} ({v!r})"
-        ) from None
+        raise TypeError(f"{fn}: {name} must be {what}, but got {type(v).__name__} ({v!r})") from None
     if not -_INT64_MAX - 1 <= r <= _INT64_MAX:
         # PyTorch's argument parser: "Overflow when unpacking long long"
         raise ValueError(f"{fn}: {name} value {r} does not fit a 64-bit integer")
@@ -246,7 +244,7 @@ def make_params(
             f"{_fmt(weight_shape)}, but got {len(input_shape)}-dimensional input of size "
             f"{_fmt(input_shape)} instead"
         )
-    groups = _as_int("groups", groups, fn)
+    groups = _as_int("groups", groups, fn, "an int")
     if groups <= 0:
         raise ValueError(f"{fn}: non-positive groups is not supported (groups={groups})")
     stride = normalize_int_tuple("stride", stride, nsp, fn)

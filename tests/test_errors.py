@@ -201,6 +201,15 @@ def test_non_integer_parameters(name, value):
     expect((TypeError, ValueError), lambda: CONV[2](x, w, b, **kw), name)
 
 
+@pytest.mark.parametrize("groups", [(2,), [2], (2, 2), np.array([2])])
+def test_groups_sequence(groups):
+    """groups is one int: a sequence is a TypeError that says so (not the
+    "int or a tuple of ints" that stride/padding/dilation take)."""
+    x, w, b = good(2)
+    msg = expect(TypeError, lambda: CONV[2](x, w, b, groups=groups), "groups")
+    assert "must be an int," in msg and "tuple of ints" not in msg, msg
+
+
 @pytest.mark.parametrize("padding", ["SAME", "Same", "full", "", "valid ", "VALID", "causal"])
 def test_unknown_padding_string(padding):
     x, w, b = good(2)
