@@ -33,11 +33,12 @@ Reported per case and thread count: median (and min) ms per call, GFLOP/s
 (2 x multiply-adds of the forward; x3 for the backward set: forward,
 grad_input and grad_weight), the fraction of a GEMM ceiling measured in the
 same run, the memory traffic (GB/s: the bytes of every array the call
-reads or writes, each counted once, over the median time) and its fraction of
-a copy bandwidth measured in the same run (see copy_ceiling; layers whose
+reads or writes, each counted once, over the median time) and its fraction
+of a copy bandwidth measured in the same run (see copy_ceiling; layers whose
 arrays stay in the caches between calls can exceed it), the time ratios
-cconv/torch and cconv/numpy (below 1: cconv is faster), minor page faults per call of cconv and torch (getrusage ru_minflt
-around each call; the first touch of a fresh page costs ~1 us), the backend
+cconv/torch and cconv/numpy (below 1: cconv is faster), minor page faults
+per call of cconv and torch (getrusage ru_minflt around each call; the
+first touch of a fresh page costs ~1 us), the backend
 cconv chose, and the relative error of cconv against torch (else NumPy); an error
 above 1e-4 (float32) or 1e-10 (float64) is marked FAIL and makes the exit status 1.
 """

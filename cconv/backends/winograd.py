@@ -15,8 +15,8 @@ tile.  The kernels flag a NaN or an infinity as they read x (a running sum
 of each input row's transform, which no separate scan of x has to pay
 for: a scan cost about as much as the convolution here) and w, and the
 call is then recomputed by the DEPTHWISE backend (GEMM for one channel),
-whose direct product gives PyTorch's NaN/inf pattern; so benchmark mode, which times this
-backend too, cannot change a result's NaN/inf pattern.
+whose direct product gives PyTorch's NaN/inf pattern; so benchmark mode,
+which times this backend too, cannot change a result's NaN/inf pattern.
 """
 from __future__ import annotations
 
