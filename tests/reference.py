@@ -158,6 +158,27 @@ def assert_close(a, ref, dtype, red_len=0, what="result"):
     assert err <= tol, f"{what}: relative error {err:.3e} > {tol:.0e} (dtype {np.dtype(dtype)})"
 
 
+
+NONFINITE_CLASSES = (("NaN", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf))
+
+
+def nonfinite_mismatch(a, ref):
+    """None when a has NaN, +inf and -inf at exactly the places ref has them;
+    else a message naming the first class that differs, with the count of
+    places in each array and the first few differing indices."""
+    a = np.asarray(a)
+    ref = np.asarray(ref)
+    if a.shape != ref.shape:
+        return f"shape mismatch: {a.shape} vs reference {ref.shape}"
+    for name, test in NONFINITE_CLASSES:
+        got, want = test(a), test(ref)
+        if not np.array_equal(got, want):
+            where = np.argwhere(got != want)[:3].tolist()
+            return (f"{name} at {int(got.sum())} places, the reference at "
+                    f"{int(want.sum())} (first differences at {where})")
+    return None
+
+
 # ------------------------------------------------------------------ plain
 
 

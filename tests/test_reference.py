@@ -474,3 +474,24 @@ def test_transposed_flag_of_generic_gradients():
     np.testing.assert_array_equal(gw, ref_conv_transpose_grad_weight(x, g, w.shape, **prm))
     with pytest.raises(ValueError):
         ref_conv_grad_input(g, w, x.shape, 1, 1, 2, transposed=True)
+
+
+def test_nonfinite_mismatch_names_the_class_that_differs():
+    """The shared NaN/inf pattern check passes equal patterns (whatever the
+    finite values) and names the class, the counts and a place otherwise."""
+    from reference import nonfinite_mismatch
+
+    ref = np.array([[1.0, np.nan], [np.inf, -np.inf]])
+    assert nonfinite_mismatch(ref.copy(), ref) is None
+    assert nonfinite_mismatch(ref + [[5.0, 0], [0, 0]], ref) is None  # finite values not compared
+    got = ref.copy()
+    got[0, 0] = np.nan
+    why = nonfinite_mismatch(got, ref)
+    assert why.startswith("NaN at 2 places, the reference at 1") and "[0, 0]" in why
+    got = ref.copy()
+    got[1, 1] = np.inf
+    assert nonfinite_mismatch(got, ref).startswith("+inf at 2 places, the reference at 1")
+    got = ref.copy()
+    got[1, 0] = 0.0
+    assert nonfinite_mismatch(got, ref).startswith("+inf at 0 places")
+    assert nonfinite_mismatch(ref[:1], ref).startswith("shape mismatch")
