@@ -518,3 +518,46 @@ def test_wgrad_method():
     assert m((8, 512, 14, 14), (512, 16, 3, 3), 32) == ("igemm" if 14 >= need else "im2col")
     assert m((8, 64, 12, 12), (64, 32, 3, 3), 2) == ("igemm" if 12 >= need else "im2col")
     assert m((8, 64, 11, 11), (64, 32, 3, 3), 2) == ("igemm" if 11 >= need else "im2col")
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_igemm_wide_column_strides(name, dtype):
+    """Column strides of 8 and more split the band's rows into their phases
+    by a tiled transpose (ig_band_impl.h, IG_PHASE_BLOCKED_MIN, tiles of 8
+    places x 64 phases): strides across the tile edges (8-9, 63-65, 130,
+    256), kernels narrower and wider than the stride, left and right
+    padding (the first and last tiles of a row read past the image),
+    dilation, rows outside the image (2-D padding), output rows long enough
+    to run in pieces (>= 512 positions), packed and direct mode; forward
+    and the weight gradient, against the reference, 1 and 2 threads."""
+    rng = np.random.default_rng(zlib.crc32(f"wide strides {name} {np.dtype(dtype).name}".encode()))
+    cases = [
+        # (x shape, w shape, stride, padding, dilation)
+        ((3, 1, 16000), (16, 1, 1024), 256, 0, 1),      # Conv-TasNet-like encoder
+        ((2, 2, 4000), (40, 2, 20), 9, 5, 1),
+        ((1, 3, 9000), (7, 3, 64), 64, 31, 1),
+        ((2, 1, 5000), (5, 1, 70), 65, 40, 1),
+        ((1, 2, 3000), (9, 2, 5), 63, 4, 2),             # kernel narrower than the stride
+        ((1, 1, 40000), (3, 1, 40), 8, 19, 1),           # 5000 outputs: pieces of rows
+        ((1, 2, 2600), (6, 2, 300), 130, 140, 1),
+        ((2, 3, 11, 700), (8, 3, 3, 24), (2, 8), (1, 10), (1, 1)),
+        ((1, 2, 6, 900), (40, 2, 2, 33), (1, 16), (1, 3), (2, 2)),
+    ]
+    for xs, ws, s, pad, d in cases:
+        x = rng.standard_normal(xs).astype(dtype)
+        w = rng.standard_normal(ws).astype(dtype)
+        b = rng.standard_normal(ws[0]).astype(dtype)
+        ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                       stride=s, pad_before=pad, dilation=d, groups=1)
+        gy = rng.standard_normal(ref.shape).astype(dtype)
+        rgw = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), ws, stride=s,
+                                   pad_before=pad, dilation=d, groups=1)
+        with forced_isa(name):
+            for nt in (1, 2):
+                y = run_igemm(x, w, b, s, pad, d, 1, nt)
+                err = np.abs(y - ref).max() / np.abs(ref).max()
+                assert err <= 5 * TOL[dtype], (name, xs, ws, s, pad, d, nt, err)
+                gw, method = run_wgrad(x, gy, ws, s, pad, d, 1, nt)
+                err = np.abs(gw - rgw).max() / np.abs(rgw).max()
+                assert err <= 20 * TOL[dtype], (name, method, xs, ws, s, pad, d, nt, err)
