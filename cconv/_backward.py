@@ -174,17 +174,23 @@ def _bilinear(xp, shape, dt, real_fn, a, b, conj_a: bool, conj_b: bool):
     br, bi = real_contig(xp, b.real, cdt), real_contig(xp, b.imag, cdt)
     t1 = real_fn(ar, br)
     t2 = real_fn(ai, bi)
-    t3 = real_fn(ar - ai if conj_a else ar + ai, br - bi if conj_b else br + bi)
+    with np.errstate(invalid="ignore", over="ignore"):  # (inf - inf: NaN, quietly)
+        sa = ar - ai if conj_a else ar + ai
+        sb = br - bi if conj_b else br + bi
+    t3 = real_fn(sa, sb)
+    del sa, sb
     del ar, ai, br, bi
     res = result_empty(xp, shape, dt)
-    # in place: no fourth full-size temporary for the real part
-    t3 -= t1
-    if conj_a != conj_b:   # sa*sb = -1
-        t3 += t2
-        t1 += t2
-    else:
-        t3 -= t2
-        t1 -= t2
+    # in place: no fourth full-size temporary for the real part (inf - inf
+    # is NaN, without NumPy's warning)
+    with np.errstate(invalid="ignore", over="ignore"):
+        t3 -= t1
+        if conj_a != conj_b:   # sa*sb = -1
+            t3 += t2
+            t1 += t2
+        else:
+            t3 -= t2
+            t1 -= t2
     del t2
     res.real = t1
     res.imag = t3

@@ -210,20 +210,44 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     t3 = result_empty(xp, shape, cdt)
     run_real("forward", pr, xp, xr, wr, None, t1, backend, need_backward)
     run_real("forward", pr, xp, xi, wi, None, t2, backend, need_backward)
-    run_real("forward", pr, xp, xr + xi, wr + wi, None, t3, backend, need_backward)
+    with np.errstate(invalid="ignore", over="ignore"):  # (inf - inf: NaN, quietly)
+        xs, ws = xr + xi, wr + wi
+    run_real("forward", pr, xp, xs, ws, None, t3, backend, need_backward)
+    del xs, ws
     y = out if out is not None else result_empty(xp, shape, dt)
-    # real = t1 - t2, imag = t3 - t1 - t2, in place (no fourth temporary)
-    t3 -= t1
-    t3 -= t2
-    t1 -= t2
-    del t2
-    if b is not None and t1.size:
-        bshape = (1, -1) + (1,) * p.nsp
-        t1 += b.real.astype(cdt).reshape(bshape)
-        t3 += b.imag.astype(cdt).reshape(bshape)
+    bshape = (1, -1) + (1,) * p.nsp
+    # real = t1 - t2, imag = t3 - t1 - t2, in place (no fourth temporary);
+    # inf - inf is NaN here as in PyTorch, without NumPy's warning
+    with np.errstate(invalid="ignore", over="ignore"):
+        t3 -= t1
+        t3 -= t2
+        t1 -= t2
+        del t2
+        if b is not None and t1.size:
+            t1 += b.real.astype(cdt).reshape(bshape)
+            t3 += b.imag.astype(cdt).reshape(bshape)
+    _complex_nonfinite_as_torch(xp, t1, t3, None if b is None else b.real.reshape(bshape))
     y.real = t1
     y.imag = t3
     return y
+
+
+def _complex_nonfinite_as_torch(xp, re, im, bias_re) -> None:
+    """PyTorch adds the parts of a complex convolution as (t1 - t2) +
+    i * (t3 - t1 - t2) in complex arithmetic: i * r has a NaN real part
+    where r is infinite, and the sum then makes both parts NaN.  So a result
+    is NaN + NaNj wherever its imaginary part is not finite, or the real
+    part of its channel's bias (inside t1 and t3 there) is not; elsewhere
+    the parts are as computed.  ``re`` and ``im`` (the real arrays of the
+    result's parts) are set in place; ``bias_re`` broadcasts against them."""
+    if not im.size:
+        return
+    bad = ~xp.isfinite(im)
+    if bias_re is not None:
+        bad |= ~xp.isfinite(bias_re)
+    if bad.any():
+        re[bad] = np.nan
+        im[bad] = np.nan
 
 
 def native(a):

@@ -1210,3 +1210,29 @@ def test_grad_weight_of_a_nonfinite_input_has_the_product_pattern(seed):
                 continue  # (DEPTHWISE does not apply)
             why = nonfinite_mismatch(gw, r)
             assert why is None, (backend, why, size, k, s, p, d, g)
+
+
+def test_complex_nonfinite_gradients_are_quiet():
+    """Complex gradients of infinite or NaN values raise no NumPy
+    RuntimeWarning (the Gauss trick's sums and differences of inf: NaN,
+    quietly, as in PyTorch), and stay NaN/inf where the values reach.
+    (Their exact NaN/inf pattern is not PyTorch's, whose autograd through
+    i * (t3 - t1 - t2) adds NaN at 0 * inf.)"""
+    import warnings
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 9)) + 1j * rng.standard_normal((2, 3, 9))
+    w = rng.standard_normal((4, 3, 3)) + 1j * rng.standard_normal((4, 3, 3))
+    gy = rng.standard_normal((2, 4, 9)) + 1j * rng.standard_normal((2, 4, 9))
+    x[0, 1, 4] = complex(np.inf, -np.inf)
+    w[2, 0, 1] = complex(np.nan, 1.0)
+    gy[1, 3, 0] = complex(-np.inf, np.inf)
+    for dt in (np.complex64, np.complex128):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            gi, gw, gb = cconv.convolution_backward(
+                gy.astype(dt), x.astype(dt), w.astype(dt), [4], 1, 1, 1, False, 0, 1,
+                (True, True, True))
+        assert gi.dtype == gw.dtype == gb.dtype == dt
+        for g in (gi, gw, gb):
+            assert not np.isfinite(g).all()

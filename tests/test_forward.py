@@ -1225,6 +1225,88 @@ def test_nonfinite_weight_depthwise_gives_torch_pattern(seed):
             assert why is None, ("grad_input", backend, why)
 
 
+def _sprinkle_nonfinite(rng, a, n):
+    """n random elements of complex ``a`` get inf, -inf or NaN in the real
+    part, the imaginary part or both."""
+    f = a.reshape(-1)
+    for _ in range(n):
+        i = int(rng.integers(f.size))
+        v = float(rng.choice([np.inf, -np.inf, np.nan]))
+        part = int(rng.integers(3))
+        f[i] = complex(v if part != 1 else f[i].real, v if part != 0 else f[i].imag)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_nonfinite_pattern_is_torchs(dtype):
+    """Complex results with infinite or NaN inputs, weights or biases have
+    PyTorch's NaN/inf pattern, quietly (no NumPy RuntimeWarning from the
+    Gauss trick's inf - inf).  PyTorch forms (t1 - t2) + i * (t3 - t1 - t2)
+    in complex arithmetic, so a result is NaN + NaNj wherever its imaginary
+    part is not finite or its channel's real bias is not (a fuzz against
+    torch: conv1d([[[1+1j, inf, 2-1j]]], [[[1+2j, 0.5-1j]]]) gave
+    [inf-infj, inf+nanj], torch [nan+nanj, nan+nanj]).  The expected
+    pattern is built from the reference's three real convolutions (and
+    checked against torch where it is installed); plain and transposed,
+    1-D to 3-D, with and without bias."""
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        torch = None
+    rng = np.random.default_rng(11 if dtype == np.complex64 else 12)
+    rdt = np.float32 if dtype == np.complex64 else np.float64
+    for t in range(60):
+        nsp = int(rng.integers(1, 4))
+        tr = t % 3 == 2
+        cin, cout = (int(v) for v in rng.integers(1, 4, 2))
+        k = tuple(int(v) for v in rng.integers(1, 4, nsp))
+        size = tuple(int(v) for v in rng.integers(3, 7, nsp))
+        pad = 1 if min(k) >= 2 else 0
+        x = (rng.standard_normal((2, cin) + size) + 1j * rng.standard_normal((2, cin) + size)).astype(dtype)
+        ws = ((cin, cout) if tr else (cout, cin)) + k
+        w = (rng.standard_normal(ws) + 1j * rng.standard_normal(ws)).astype(dtype)
+        b = (rng.standard_normal(cout) + 1j * rng.standard_normal(cout)).astype(dtype) if t % 2 else None
+        target = [x, w, b if b is not None else x][t % 3]
+        _sprinkle_nonfinite(rng, target, 2 if target is x else 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            if tr:
+                y = cconv.convolution(x, w, b, 1, pad, 1, True, 0, 1)
+            else:
+                y = cconv.convolution(x, w, b, 1, pad, 1, False, 0, 1)
+        x64, w64 = x.astype(np.complex128), w.astype(np.complex128)
+
+        def ref(a, c):
+            if tr:
+                return ref_conv_transpose(a, c, None, 1, pad, 0, 1, 1)
+            return ref_conv(a, c, None, 1, pad)
+        with np.errstate(invalid="ignore", over="ignore"):
+            t1 = ref(x64.real, w64.real)
+            t2 = ref(x64.imag, w64.imag)
+            t3 = ref(x64.real + x64.imag, w64.real + w64.imag)
+            re, im = t1 - t2, t3 - t1 - t2
+            bad = ~np.isfinite(im)
+            if b is not None:
+                bshape = (1, -1) + (1,) * nsp
+                re = re + b.real.astype(np.float64).reshape(bshape)
+                im = im + b.imag.astype(np.float64).reshape(bshape)
+                bad = ~np.isfinite(im) | ~np.isfinite(b.real.astype(np.float64)).reshape(bshape)
+        re[bad] = np.nan
+        im[bad] = np.nan
+        for part, got, want in (("real", y.real, re), ("imag", y.imag, im)):
+            why = nonfinite_mismatch(got, want)
+            assert why is None, (t, part, tr, x.shape, w.shape, b is not None, why)
+        # (float32: where a non-finite weight meets zero padding, torch's
+        # real convolution gives NaN or 0 by its oneDNN implementation)
+        if torch is not None and not (target is w and dtype == np.complex64 and pad):
+            tb = None if b is None else torch.from_numpy(b)
+            tf = getattr(F, f"conv_transpose{nsp}d" if tr else f"conv{nsp}d")
+            r = tf(torch.from_numpy(x), torch.from_numpy(w), tb, padding=pad).numpy()
+            for part, got, want in (("real", y.real, r.real), ("imag", y.imag, r.imag)):
+                why = nonfinite_mismatch(got, want)
+                assert why is None, ("torch", t, part, tr, x.shape, w.shape, b is not None, why)
+
+
 def test_float16_overflow_is_inf_without_a_warning():
     """Results past float16's range are inf, as in PyTorch, with no NumPy
     overflow warning from the float32 -> float16 cast."""
