@@ -75,6 +75,10 @@ def matmul(a, b, out=None):
     return _dev(_np.matmul(_host(a), _host(b)))
 
 
+def isfinite(a):
+    return _dev(_np.isfinite(_host(a)))
+
+
 def may_share_memory(a, b, max_work=None):
     return _np.may_share_memory(_host(a), _host(b))
 
