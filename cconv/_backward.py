@@ -11,7 +11,9 @@ need_backward=True)`` picks (or benchmark mode's winner for the op):
 Complex arrays go through the same real kernels: each gradient is bilinear
 in its two operands with one of them conjugated (autograd's convention:
 grad_input = conv_transpose(gO, conj(W)), grad_weight = correlation of
-conj(x) with gO), which the Gauss trick turns into three real calls.
+conj(x) with gO), three real calls in the form PyTorch's autograd takes
+through its Gauss-trick forward (``_torch_grad_parts``: the same NaN and
+inf pattern).
 float16 is computed in float32 and rounded once at the end.
 
 Nothing here calls NumPy functions on the arrays: the array module ``xp``
@@ -159,41 +161,45 @@ def _checked_params(fn: str, input_shape, weight_shape, bias_sizes, stride, padd
 # --------------------------------------------------------------------------
 # the three gradients, array-generic (user dtype float32/64 or complex)
 # --------------------------------------------------------------------------
-def _bilinear(xp, shape, dt, real_fn, a, b, conj_a: bool, conj_b: bool):
-    """``real_fn`` (real bilinear, writes a new array of ``shape``) applied to
-    ``(conj_a ? conj(a) : a, conj_b ? conj(b) : b)``.
-
-    Real ``dt``: one call.  Complex: the Gauss trick, three real calls.
-    With a' = ar + i*sa*ai, b' = br + i*sb*bi (s = -1 where conjugated):
-      t1 = f(ar, br), t2 = f(ai, bi), t3 = f(ar + sa*ai, br + sb*bi)
-      re = t1 - sa*sb*t2,  im = t3 - t1 - sa*sb*t2."""
-    if dt.kind != "c":
-        return real_fn(a, b)
-    cdt = compute_dtype(dt)
-    ar, ai = real_contig(xp, a.real, cdt), real_contig(xp, a.imag, cdt)
-    br, bi = real_contig(xp, b.real, cdt), real_contig(xp, b.imag, cdt)
-    t1 = real_fn(ar, br)
-    t2 = real_fn(ai, bi)
-    with np.errstate(invalid="ignore", over="ignore"):  # (inf - inf: NaN, quietly)
-        sa = ar - ai if conj_a else ar + ai
-        sb = br - bi if conj_b else br + bi
-    t3 = real_fn(sa, sb)
-    del sa, sb
-    del ar, ai, br, bi
-    res = result_empty(xp, shape, dt)
-    # in place: no fourth full-size temporary for the real part (inf - inf
-    # is NaN, without NumPy's warning)
+def _quiet_add(a, b):
+    """a + b with inf + -inf = NaN and no NumPy warning."""
     with np.errstate(invalid="ignore", over="ignore"):
-        t3 -= t1
-        if conj_a != conj_b:   # sa*sb = -1
-            t3 += t2
-            t1 += t2
-        else:
-            t3 -= t2
-            t1 -= t2
-    del t2
-    res.real = t1
-    res.imag = t3
+        return a + b
+
+
+def _torch_grad_parts(xp, gy, cdt):
+    """The real grad_outputs of PyTorch's three real convolutions for the
+    complex grad_output ``gy``.  PyTorch computes a complex convolution as
+    y = (a - b) + i * (c - a - b), a = conv(x_r, w_r) + b_r, b = conv(x_i,
+    w_i), c = conv(x_r + x_i, w_r + w_i) + b_r + b_i; its autograd hands
+    r = c - a - b the real part of gy * conj(i), which is 0 * gy_r + gy_i:
+    NaN wherever gy_r is not finite.  So, with g_c = gy_i there NaN:
+    a gets gy_r - g_c, b gets -gy_r - g_c and c gets g_c; for finite
+    values this is the usual x_r' = a' + c', x_i' = b' + c' of the Gauss
+    trick.  Three new C-contiguous real arrays of ``cdt``."""
+    gr = real_contig(xp, gy.real, cdt)
+    gc = gy.imag.astype(cdt, order="C", copy=True)
+    with np.errstate(invalid="ignore", over="ignore"):
+        bad = ~xp.isfinite(gr)
+        if bad.any():
+            gc[bad] = np.nan
+        ga = gr - gc
+        gb = -gr
+        gb -= gc
+    return ga, gb, gc
+
+
+def _gauss_sum(xp, shape, dt, p, q, s_fn):
+    """The complex array p + s + i (q + s) of ``shape`` and ``dt``; s =
+    s_fn() is computed after p and q exist (one fewer temporary alive)."""
+    s = s_fn()
+    with np.errstate(invalid="ignore", over="ignore"):
+        p += s
+        q += s
+    del s
+    res = result_empty(xp, shape, dt)
+    res.real = p
+    res.imag = q
     return res
 
 
@@ -213,7 +219,14 @@ def grad_input_of(p: ConvParams, xp, gy, w, backend=None):
         return run_real("grad_input", pr, xp, real_contig(xp, g, cdt), real_contig(xp, ww, cdt), None, out,
                         backend, need_backward=True)
 
-    return _bilinear(xp, shape, dt, real_fn, gy, w, False, True)
+    if dt.kind != "c":
+        return real_fn(gy, w)
+    # PyTorch's autograd through its three real convolutions (see
+    # _torch_grad_parts): x_r gets a's and c's gradients, x_i b's and c's
+    ga, gb, gc = _torch_grad_parts(xp, gy, cdt)
+    wr, wi = real_contig(xp, w.real, cdt), real_contig(xp, w.imag, cdt)
+    return _gauss_sum(xp, shape, dt, real_fn(ga, wr), real_fn(gb, wi),
+                      lambda: real_fn(gc, _quiet_add(wr, wi)))
 
 
 def grad_weight_of(p: ConvParams, xp, x, gy, weight_shape, backend=None):
@@ -231,7 +244,12 @@ def grad_weight_of(p: ConvParams, xp, x, gy, weight_shape, backend=None):
         return run_real("grad_weight", pr, xp, real_contig(xp, xx, cdt), real_contig(xp, g, cdt), None, out,
                         backend, need_backward=True)
 
-    return _bilinear(xp, shape, dt, real_fn, x, gy, True, False)
+    if dt.kind != "c":
+        return real_fn(x, gy)
+    ga, gb, gc = _torch_grad_parts(xp, gy, cdt)
+    xr, xi = real_contig(xp, x.real, cdt), real_contig(xp, x.imag, cdt)
+    return _gauss_sum(xp, shape, dt, real_fn(xr, ga), real_fn(xi, gb),
+                      lambda: real_fn(_quiet_add(xr, xi), gc))
 
 
 def _sum_bias_real(xp, gy, cdt):
@@ -256,9 +274,13 @@ def grad_bias_of(xp, gy, nbias: int):
         return xp.zeros((nbias,), dtype=dt)
     if dt.kind != "c":
         return _sum_bias_real(xp, gy, cdt)
+    # the real bias is in a and c, the imaginary one in c (_torch_grad_parts)
+    ga, _, gc = _torch_grad_parts(xp, gy, cdt)
     res = xp.empty((nbias,), dtype=dt)
-    res.real = _sum_bias_real(xp, gy.real, cdt)
-    res.imag = _sum_bias_real(xp, gy.imag, cdt)
+    sc = _sum_bias_real(xp, gc, cdt)
+    with np.errstate(invalid="ignore", over="ignore"):
+        res.real = _sum_bias_real(xp, ga, cdt) + sc
+    res.imag = sc
     return res
 
 

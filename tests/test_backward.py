@@ -399,7 +399,8 @@ def test_grad_bias_generic_path(dtype):
 
     import cconv._backward as bw
 
-    shim = types.SimpleNamespace(**{k: getattr(np, k) for k in ("empty", "zeros", "ascontiguousarray")})
+    names = ("empty", "zeros", "ascontiguousarray", "isfinite")
+    shim = types.SimpleNamespace(**{k: getattr(np, k) for k in names})
     rng = np.random.default_rng(12)
     gy = randn(rng, (3, 5, 7, 6), dtype)
     up = bw._up(np, gy)
@@ -1212,27 +1213,66 @@ def test_grad_weight_of_a_nonfinite_input_has_the_product_pattern(seed):
             assert why is None, (backend, why, size, k, s, p, d, g)
 
 
-def test_complex_nonfinite_gradients_are_quiet():
-    """Complex gradients of infinite or NaN values raise no NumPy
-    RuntimeWarning (the Gauss trick's sums and differences of inf: NaN,
-    quietly, as in PyTorch), and stay NaN/inf where the values reach.
-    (Their exact NaN/inf pattern is not PyTorch's, whose autograd through
-    i * (t3 - t1 - t2) adds NaN at 0 * inf.)"""
+def test_complex_nonfinite_gradients_have_torchs_pattern():
+    """Complex gradients of infinite or NaN values have PyTorch's NaN/inf
+    pattern, quietly (no NumPy RuntimeWarning from inf - inf).  PyTorch's
+    autograd through its Gauss-trick forward (t1 - t2) + i * (t3 - t1 - t2)
+    hands t3 the real part of gy * conj(i) = 0 * gy_r + gy_i, NaN wherever
+    gy_r is not finite (before: 65 of 200 random grad_input patterns
+    differed from torch's).  The expected pattern is built from the
+    reference's real gradients with that rule, and checked against torch's
+    autograd where it is installed."""
     import warnings
 
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        torch = None
     rng = np.random.default_rng(5)
-    x = rng.standard_normal((2, 3, 9)) + 1j * rng.standard_normal((2, 3, 9))
-    w = rng.standard_normal((4, 3, 3)) + 1j * rng.standard_normal((4, 3, 3))
-    gy = rng.standard_normal((2, 4, 9)) + 1j * rng.standard_normal((2, 4, 9))
-    x[0, 1, 4] = complex(np.inf, -np.inf)
-    w[2, 0, 1] = complex(np.nan, 1.0)
-    gy[1, 3, 0] = complex(-np.inf, np.inf)
-    for dt in (np.complex64, np.complex128):
+    for t in range(40):
+        k = int(rng.integers(1, 4))
+        pad = 1 if k >= 2 else 0
+        cin, cout, n = (int(v) for v in rng.integers(1, 4, 3))
+        x = rng.standard_normal((2, cin, n + 4)) + 1j * rng.standard_normal((2, cin, n + 4))
+        w = rng.standard_normal((cout, cin, k)) + 1j * rng.standard_normal((cout, cin, k))
+        gy = rng.standard_normal((2, cout, n + 5 + 2 * pad - k)) + 1j * rng.standard_normal(
+            (2, cout, n + 5 + 2 * pad - k))
+        target = (x, w, gy)[t % 3]
+        f = target.reshape(-1)
+        for _ in range(2):
+            i, v = int(rng.integers(f.size)), float(rng.choice([np.inf, -np.inf, np.nan]))
+            f[i] = [complex(v, f[i].imag), complex(f[i].real, v), complex(v, v)][int(rng.integers(3))]
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            gi, gw, gb = cconv.convolution_backward(
-                gy.astype(dt), x.astype(dt), w.astype(dt), [4], 1, 1, 1, False, 0, 1,
-                (True, True, True))
-        assert gi.dtype == gw.dtype == gb.dtype == dt
-        for g in (gi, gw, gb):
-            assert not np.isfinite(g).all()
+            gi, gw, gb = cconv.convolution_backward(gy, x, w, [cout], 1, pad, 1, False, 0, 1,
+                                                    (True, True, True))
+        with np.errstate(invalid="ignore", over="ignore"):
+            gc = np.where(np.isfinite(gy.real), gy.imag, np.nan)
+            ga, gbb = gy.real - gc, -gy.real - gc
+            wr, wi, xr, xi = w.real, w.imag, x.real, x.imag
+
+            def rgi(g, ww):
+                return ref_conv_grad_input(g, ww, x.shape, 1, pad)
+
+            def rgw(xx, g):
+                return ref_conv_grad_weight(xx, g, w.shape, 1, pad)
+            s_i, s_w = rgi(gc, wr + wi), rgw(xr + xi, gc)
+            # (parts as pairs: 1j * inf would be NaN + infj in NumPy too)
+            want = {"grad_input": (rgi(ga, wr) + s_i, rgi(gbb, wi) + s_i),
+                    "grad_weight": (rgw(xr, ga) + s_w, rgw(xi, gbb) + s_w),
+                    "grad_bias": (ga.sum(axis=(0, 2)) + gc.sum(axis=(0, 2)), gc.sum(axis=(0, 2)))}
+        got = {"grad_input": gi, "grad_weight": gw, "grad_bias": gb}
+        if torch is not None:
+            tx, tw = torch.from_numpy(x).requires_grad_(), torch.from_numpy(w).requires_grad_()
+            tb = torch.zeros(cout, dtype=torch.complex128, requires_grad=True)
+            y = F.conv1d(tx, tw, tb, padding=pad)
+            tg = torch.autograd.grad(y, (tx, tw, tb), torch.from_numpy(gy))
+            torch_want = {name: (a.numpy().real, a.numpy().imag)
+                          for name, a in zip(("grad_input", "grad_weight", "grad_bias"), tg)}
+        for name in got:
+            refs = [("reference", want[name])] + ([("torch", torch_want[name])] if torch else [])
+            for who, r in refs:
+                for part, have, r_part in (("real", got[name].real, r[0]), ("imag", got[name].imag, r[1])):
+                    why = nonfinite_mismatch(have, r_part)
+                    assert why is None, (t, name, who, part, why)
