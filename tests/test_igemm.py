@@ -525,8 +525,9 @@ def test_wgrad_method():
 def test_igemm_wide_column_strides(name, dtype):
     """Column strides of 8 and more split the band's rows into their phases
     by a tiled transpose (ig_band_impl.h, IG_PHASE_BLOCKED_MIN, tiles of 8
-    places x 64 phases): strides across the tile edges (8-9, 63-65, 130,
-    256), kernels narrower and wider than the stride, left and right
+    places x 64 phases), strides 3-7 by per-phase gathers: strides across
+    the tile edges (4-9, 63-65, 130, 256), 3-D, kernels narrower and wider
+    than the stride, left and right
     padding (the first and last tiles of a row read past the image),
     dilation, rows outside the image (2-D padding), output rows long enough
     to run in pieces (>= 512 positions), packed and direct mode; forward
@@ -543,6 +544,12 @@ def test_igemm_wide_column_strides(name, dtype):
         ((1, 2, 2600), (6, 2, 300), 130, 140, 1),
         ((2, 3, 11, 700), (8, 3, 3, 24), (2, 8), (1, 10), (1, 1)),
         ((1, 2, 6, 900), (40, 2, 2, 33), (1, 16), (1, 3), (2, 2)),
+        # strides 4-7 (per-phase gathers, their bounds without divisions)
+        ((2, 3, 9, 60), (5, 3, 3, 5), (1, 4), (1, 2), (1, 1)),
+        ((1, 2, 8, 50), (40, 2, 2, 7), (2, 5), (1, 3), (1, 2)),
+        ((1, 2, 6, 90), (3, 2, 3, 9), (1, 7), (1, 4), (1, 1)),
+        ((2, 4, 5, 9, 30), (6, 4, 3, 3, 3), (2, 4, 4), (1, 1, 0), (1, 1, 1)),
+        ((1, 3, 4, 7, 41), (36, 3, 2, 2, 6), (1, 3, 6), (0, 1, 5), (1, 1, 1)),
     ]
     for xs, ws, s, pad, d in cases:
         x = rng.standard_normal(xs).astype(dtype)
