@@ -568,3 +568,36 @@ def test_igemm_wide_column_strides(name, dtype):
                 gw, method = run_wgrad(x, gy, ws, s, pad, d, 1, nt)
                 err = np.abs(gw - rgw).max() / np.abs(rgw).max()
                 assert err <= 20 * TOL[dtype], (name, method, xs, ws, s, pad, d, nt, err)
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_igemm_narrow_tiles_under_wide_kernels(name, dtype):
+    """Few output channels (direct mode's range) but tiles much narrower
+    than the kernel: one or two output columns under a kernel as wide as
+    the row (a stride that leaves one output column is taken as 1) would
+    make direct mode compute a pitch of the kernel's width per kept column
+    (233x, 0.4 GFLOP/s); ig_plan_make packs B there (IG_PACK_COST).  Every
+    ISA, 1 and 2 threads, against the reference; groups, padding,
+    dilation, 3-D."""
+    rng = np.random.default_rng(zlib.crc32(f"narrow tiles {name} {np.dtype(dtype).name}".encode()))
+    cases = [
+        # (x shape, w shape, stride, padding, dilation, groups)
+        ((2, 16, 30, 233), (16, 16, 6, 233), (1, 170), (0, 37), (1, 1), 1),
+        ((3, 1, 24, 152), (32, 1, 1, 128), (4, 118), (0, 0), (1, 1), 1),
+        ((2, 4, 40, 40), (8, 2, 3, 40), (1, 1), (1, 0), (1, 1), 2),
+        ((1, 3, 20, 12), (5, 3, 5, 5), (1, 1), (2, 0), (1, 2), 1),
+        ((1, 2, 4, 10, 12), (4, 2, 2, 3, 12), (1, 1, 1), (0, 1, 0), (1, 1, 1), 1),
+        ((2, 6, 64, 2), (16, 6, 5, 5), (1, 1), (2, 2), (1, 1), 1),
+    ]
+    for xs, ws, s, pad, d, groups in cases:
+        x = rng.standard_normal(xs).astype(dtype)
+        w = rng.standard_normal(ws).astype(dtype)
+        b = rng.standard_normal(ws[0]).astype(dtype)
+        ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                       stride=s, pad_before=pad, dilation=d, groups=groups)
+        with forced_isa(name):
+            for nt in (1, 2):
+                y = run_igemm(x, w, b, s, pad, d, groups, nt)
+                err = np.abs(y - ref).max() / np.abs(ref).max()
+                assert err <= 5 * TOL[dtype], (name, xs, ws, s, pad, d, groups, nt, err)

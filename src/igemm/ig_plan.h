@@ -69,6 +69,9 @@ typedef struct ig_plan {
  *     of 3x3 stride 2 0.93-1.07, 64-512 channels 1.06-1.23, wav2vec 1.22).
  * 16-lane float32 kernels keep the 32-channel rule (not measured there). */
 #define IG_DIRECT_WASTE_DEN 8
+/* Packing B per kept column and tap, in multiply-adds of the product
+ * (below: when the direct mode's dropped columns cost more). */
+#define IG_PACK_COST 16.0
 #define IG_DIRECT_WIDE_MAX_COG 256
 #define IG_DIRECT_STRIDED_MAX_CIG 4
 /* The weight gradient of an ungrouped convolution runs on igemm up to this
@@ -169,6 +172,22 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
         const int64_t pl = g->pad[2], pr = p->win - pl - g->in[2];
         const int64_t pitch = p->Wph - (sw == 1 && Wt == Wo ? cc_max64(0, cc_min64(pl, pr)) : 0);
         p->direct = R == 1 || (pitch - Wt) * IG_DIRECT_WASTE_DEN <= pitch;
+    }
+    if (p->direct && R > 1) {
+        /* Direct mode computes (R - 1) * pitch + Wt positions for R * Wt
+         * outputs: a wide kernel over narrow tiles is mostly dropped
+         * columns (a 6x233 kernel on 233-wide rows, one output column in a
+         * pitch of 233: 0.4 GFLOP/s, 15x torch's time), and there packing B
+         * costs less.  Per tap and column, direct costs about cog
+         * multiply-adds, packed about cog + IG_PACK_COST on the columns
+         * it keeps (AMD EPYC AVX2, 1 thread, packed / direct time: 2-D
+         * tiles at 1.3-2x waste with 4 channels 1.4-2.4, with 16 0.8-1.4,
+         * with 32 0.6-1.2; at 33x waste 0.07-0.5). */
+        const int64_t pl = g->pad[2], pr = p->win - pl - g->in[2];
+        const int64_t pitch = p->Wph - (sw == 1 && Wt == Wo ? cc_max64(0, cc_min64(pl, pr)) : 0);
+        const double wide = (double)ig_round_up((R - 1) * pitch + Wt, nr);
+        const double used = (double)ig_round_up(R * Wt, nr);
+        if (wide * (double)p->cog > used * ((double)p->cog + IG_PACK_COST)) p->direct = 0;
     }
     /* Direct mode, stride 1, whole rows: a row's right padding and the next
      * row's left padding are both zeros, so the rows may overlap there
