@@ -54,6 +54,24 @@ def run_igemm(x, w, b, stride, padding, dilation, groups, nthreads):
     return y
 
 
+
+def check_igemm_forward(rng, name, xs, ws, s, pad, d, groups, dtype, threads, tol=5):
+    """Random x, w and bias of these shapes: run_igemm on instruction set
+    ``name`` for each thread count against the float64 reference (max
+    error within ``tol`` x TOL of the output's scale).  Returns x and the
+    output's shape (for the weight-gradient checks)."""
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype)
+    ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                   stride=s, pad_before=pad, dilation=d, groups=groups)
+    with forced_isa(name):
+        for nt in threads:
+            y = run_igemm(x, w, b, s, pad, d, groups, nt)
+            err = np.abs(y - ref).max() / np.abs(ref).max()
+            assert err <= tol * TOL[dtype], (name, xs, ws, s, pad, d, groups, nt, err)
+    return x, ref.shape
+
 def random_case(rng, nsp, mode="direct"):
     """mode "direct": few output channels per group (the micro-kernel reads
     the band in place); "packed": more than 32, more than 4 input channels
@@ -242,16 +260,7 @@ def test_igemm_shapes(name, shape):
     xs, ws, s, pad, d, groups = shape
     rng = np.random.default_rng(7)
     for dtype in (np.float32, np.float64):
-        x = rng.standard_normal(xs).astype(dtype)
-        w = rng.standard_normal(ws).astype(dtype)
-        b = rng.standard_normal(ws[0]).astype(dtype)
-        ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
-                       stride=s, pad_before=pad, dilation=d, groups=groups)
-        with forced_isa(name):
-            for nt in (1, 2, 3):
-                y = run_igemm(x, w, b, s, pad, d, groups, nt)
-                err = np.abs(y - ref).max() / np.abs(ref).max()
-                assert err <= 5 * TOL[dtype], (name, xs, nt, err)
+        check_igemm_forward(rng, name, xs, ws, s, pad, d, groups, dtype, (1, 2, 3))
 
 
 def test_igemm_is_the_forward_of_kxk_and_strided_convs():
@@ -552,19 +561,12 @@ def test_igemm_wide_column_strides(name, dtype):
         ((1, 3, 4, 7, 41), (36, 3, 2, 2, 6), (1, 3, 6), (0, 1, 5), (1, 1, 1)),
     ]
     for xs, ws, s, pad, d in cases:
-        x = rng.standard_normal(xs).astype(dtype)
-        w = rng.standard_normal(ws).astype(dtype)
-        b = rng.standard_normal(ws[0]).astype(dtype)
-        ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
-                       stride=s, pad_before=pad, dilation=d, groups=1)
-        gy = rng.standard_normal(ref.shape).astype(dtype)
+        x, yshape = check_igemm_forward(rng, name, xs, ws, s, pad, d, 1, dtype, (1, 2))
+        gy = rng.standard_normal(yshape).astype(dtype)
         rgw = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), ws, stride=s,
                                    pad_before=pad, dilation=d, groups=1)
         with forced_isa(name):
             for nt in (1, 2):
-                y = run_igemm(x, w, b, s, pad, d, 1, nt)
-                err = np.abs(y - ref).max() / np.abs(ref).max()
-                assert err <= 5 * TOL[dtype], (name, xs, ws, s, pad, d, nt, err)
                 gw, method = run_wgrad(x, gy, ws, s, pad, d, 1, nt)
                 err = np.abs(gw - rgw).max() / np.abs(rgw).max()
                 assert err <= 20 * TOL[dtype], (name, method, xs, ws, s, pad, d, nt, err)
@@ -591,13 +593,4 @@ def test_igemm_narrow_tiles_under_wide_kernels(name, dtype):
         ((2, 6, 64, 2), (16, 6, 5, 5), (1, 1), (2, 2), (1, 1), 1),
     ]
     for xs, ws, s, pad, d, groups in cases:
-        x = rng.standard_normal(xs).astype(dtype)
-        w = rng.standard_normal(ws).astype(dtype)
-        b = rng.standard_normal(ws[0]).astype(dtype)
-        ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
-                       stride=s, pad_before=pad, dilation=d, groups=groups)
-        with forced_isa(name):
-            for nt in (1, 2):
-                y = run_igemm(x, w, b, s, pad, d, groups, nt)
-                err = np.abs(y - ref).max() / np.abs(ref).max()
-                assert err <= 5 * TOL[dtype], (name, xs, ws, s, pad, d, groups, nt, err)
+        check_igemm_forward(rng, name, xs, ws, s, pad, d, groups, dtype, (1, 2))
