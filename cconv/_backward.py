@@ -31,8 +31,8 @@ from ._array import get_xp, narrow
 from ._config import get_num_threads, result_empty
 from ._dispatch import _tuned_any, select
 from ._functional import (
-    _REAL, _hk, _NoKey, _ready, as_array, check_dtypes, compute_dtype, forward_any, native,
-    real_contig, remember, run_real,
+    _REAL, _hk, _NoKey, _quiet_add, _ready, as_array, check_dtypes, compute_dtype, forward_any,
+    native, real_contig, remember, run_real,
 )
 from ._params import ConvParams, check_flag, make_params, normalize_int_tuple
 
@@ -161,12 +161,6 @@ def _checked_params(fn: str, input_shape, weight_shape, bias_sizes, stride, padd
 # --------------------------------------------------------------------------
 # the three gradients, array-generic (user dtype float32/64 or complex)
 # --------------------------------------------------------------------------
-def _quiet_add(a, b):
-    """a + b with inf + -inf = NaN and no NumPy warning."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        return a + b
-
-
 def _torch_grad_parts(xp, gy, cdt):
     """The real grad_outputs of PyTorch's three real convolutions for the
     complex grad_output ``gy``.  PyTorch computes a complex convolution as
@@ -189,6 +183,16 @@ def _torch_grad_parts(xp, gy, cdt):
     return ga, gb, gc
 
 
+def _shared_parts(xp, gy, uses: int):
+    """_torch_grad_parts of a complex ``gy`` that ``uses`` >= 2 gradients
+    read (computed once for them), else None (each computes its own, or
+    none is needed)."""
+    dt = np.dtype(gy.dtype)
+    if dt.kind != "c" or uses < 2 or gy.size == 0:
+        return None
+    return _torch_grad_parts(xp, gy, compute_dtype(dt))
+
+
 def _gauss_sum(xp, shape, dt, p, q, s_fn):
     """The complex array p + s + i (q + s) of ``shape`` and ``dt``; s =
     s_fn() is computed after p and q exist (one fewer temporary alive)."""
@@ -203,7 +207,7 @@ def _gauss_sum(xp, shape, dt, p, q, s_fn):
     return res
 
 
-def grad_input_of(p: ConvParams, xp, gy, w, backend=None):
+def grad_input_of(p: ConvParams, xp, gy, w, backend=None, parts=None):
     """The input gradient of ``p`` for grad_output ``gy`` and weight ``w``
     (float32/64 or complex64/128, any strides), of ``p.input_shape``: the
     backend's ``grad_input`` of the real pieces, conj(w) for complex."""
@@ -223,13 +227,13 @@ def grad_input_of(p: ConvParams, xp, gy, w, backend=None):
         return real_fn(gy, w)
     # PyTorch's autograd through its three real convolutions (see
     # _torch_grad_parts): x_r gets a's and c's gradients, x_i b's and c's
-    ga, gb, gc = _torch_grad_parts(xp, gy, cdt)
+    ga, gb, gc = parts if parts is not None else _torch_grad_parts(xp, gy, cdt)
     wr, wi = real_contig(xp, w.real, cdt), real_contig(xp, w.imag, cdt)
     return _gauss_sum(xp, shape, dt, real_fn(ga, wr), real_fn(gb, wi),
                       lambda: real_fn(gc, _quiet_add(wr, wi)))
 
 
-def grad_weight_of(p: ConvParams, xp, x, gy, weight_shape, backend=None):
+def grad_weight_of(p: ConvParams, xp, x, gy, weight_shape, backend=None, parts=None):
     """The weight gradient of ``p`` for input ``x`` and grad_output ``gy``,
     of ``weight_shape``: the backend's ``grad_weight``, conj(x) for complex."""
     dt = np.dtype(gy.dtype)
@@ -246,7 +250,7 @@ def grad_weight_of(p: ConvParams, xp, x, gy, weight_shape, backend=None):
 
     if dt.kind != "c":
         return real_fn(x, gy)
-    ga, gb, gc = _torch_grad_parts(xp, gy, cdt)
+    ga, gb, gc = parts if parts is not None else _torch_grad_parts(xp, gy, cdt)
     xr, xi = real_contig(xp, x.real, cdt), real_contig(xp, x.imag, cdt)
     return _gauss_sum(xp, shape, dt, real_fn(xr, ga), real_fn(xi, gb),
                       lambda: real_fn(_quiet_add(xr, xi), gc))
@@ -265,7 +269,7 @@ def _sum_bias_real(xp, gy, cdt):
     return gy.astype(cdt, copy=False).sum(axis=axes)
 
 
-def grad_bias_of(xp, gy, nbias: int):
+def grad_bias_of(xp, gy, nbias: int, parts=None):
     """sum of ``gy`` over batch and space (no conjugation), of length
     ``nbias``; zeros when the result has no channels (zero input channels)."""
     dt = np.dtype(gy.dtype)
@@ -275,7 +279,7 @@ def grad_bias_of(xp, gy, nbias: int):
     if dt.kind != "c":
         return _sum_bias_real(xp, gy, cdt)
     # the real bias is in a and c, the imaginary one in c (_torch_grad_parts)
-    ga, _, gc = _torch_grad_parts(xp, gy, cdt)
+    ga, _, gc = parts if parts is not None else _torch_grad_parts(xp, gy, cdt)
     res = xp.empty((nbias,), dtype=dt)
     sc = _sum_bias_real(xp, gc, cdt)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -334,13 +338,14 @@ def backward_core(fn: str, xp, grad_output, input, input_shape, weight, weight_s
         # a forced backend that cannot run the backward: ValueError before any work
         select(p.with_dtype(compute_dtype(dt)), xp, backend, need_backward=True)
     gy = _first(xp, _up(xp, grad_output))
+    parts = _shared_parts(xp, gy, sum(mask))
     gi = gw = gb = None
     if mask[0]:
-        gi = _down(grad_input_of(p, xp, gy, _up(xp, weight), backend), dt)
+        gi = _down(grad_input_of(p, xp, gy, _up(xp, weight), backend, parts), dt)
     if mask[1]:
-        gw = _down(grad_weight_of(p, xp, _first(xp, _up(xp, input)), gy, weight_shape, backend), dt)
+        gw = _down(grad_weight_of(p, xp, _first(xp, _up(xp, input)), gy, weight_shape, backend, parts), dt)
     if mask[2]:
-        gb = _down(grad_bias_of(xp, gy, _bias_channels(p, weight_shape)), dt)
+        gb = _down(grad_bias_of(xp, gy, _bias_channels(p, weight_shape), parts), dt)
     return gi, gw, gb
 
 
@@ -509,6 +514,7 @@ def convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, paddin
             ggO = xp.zeros(p.output_shape, dtype=dto)
             if b is not None and ggO.size:
                 ggO += b.reshape((1, -1) + (1,) * p.nsp)
-    gI = None if ggW is None else grad_input_of(p, xp, gO, ggW, backend)
-    gW = None if ggI is None else grad_weight_of(p, xp, ggI, gO, w_shape, backend)
+    parts = _shared_parts(xp, gO, (ggW is not None) + (ggI is not None))
+    gI = None if ggW is None else grad_input_of(p, xp, gO, ggW, backend, parts)
+    gW = None if ggI is None else grad_weight_of(p, xp, ggI, gO, w_shape, backend, parts)
     return _down(ggO, dt), _down(gI, dt), _down(gW, dt)

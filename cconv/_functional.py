@@ -210,8 +210,7 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     t3 = result_empty(xp, shape, cdt)
     run_real("forward", pr, xp, xr, wr, None, t1, backend, need_backward)
     run_real("forward", pr, xp, xi, wi, None, t2, backend, need_backward)
-    with np.errstate(invalid="ignore", over="ignore"):  # (inf - inf: NaN, quietly)
-        xs, ws = xr + xi, wr + wi
+    xs, ws = _quiet_add(xr, xi), _quiet_add(wr, wi)
     run_real("forward", pr, xp, xs, ws, None, t3, backend, need_backward)
     del xs, ws
     y = out if out is not None else result_empty(xp, shape, dt)
@@ -230,6 +229,12 @@ def forward_any(p: ConvParams, xp, x, w, b, out=None, backend=None, need_backwar
     y.real = t1
     y.imag = t3
     return y
+
+
+def _quiet_add(a, b):
+    """a + b with inf + -inf = NaN and no NumPy warning."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return a + b
 
 
 def _complex_nonfinite_as_torch(xp, re, im, bias_re) -> None:

@@ -164,15 +164,15 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     p->npos = R * Wt;
     p->kc = cc_max64(16, cc_min64(p->K, IG_KC_BYTES / (elsize * nr)));
     p->mpan = cc_ceil_div(p->cog, mr);
+    /* the columns consecutive band rows may share in direct mode (stride
+     * 1, whole rows: below), and the pitch that mode would run */
+    const int64_t pl = g->pad[2], pr = p->win - pl - g->in[2];
+    const int64_t ov = sw == 1 && Wt == Wo ? cc_max64(0, cc_min64(pl, pr)) : 0;
+    const int64_t pitch = p->Wph - ov;
     p->direct = p->cog <= IG_DIRECT_MAX_COG;
     if (!p->direct && (int64_t)lanes * elsize <= 32 && p->cog <= IG_DIRECT_WIDE_MAX_COG &&
-        ((sh == 1 && sw == 1) || p->cig <= IG_DIRECT_STRIDED_MAX_CIG)) {
-        /* the pitch the direct mode would run: Wph, less the shared zeros
-         * at stride 1 (below) */
-        const int64_t pl = g->pad[2], pr = p->win - pl - g->in[2];
-        const int64_t pitch = p->Wph - (sw == 1 && Wt == Wo ? cc_max64(0, cc_min64(pl, pr)) : 0);
+        ((sh == 1 && sw == 1) || p->cig <= IG_DIRECT_STRIDED_MAX_CIG))
         p->direct = R == 1 || (pitch - Wt) * IG_DIRECT_WASTE_DEN <= pitch;
-    }
     if (p->direct && R > 1) {
         /* Direct mode computes (R - 1) * pitch + Wt positions for R * Wt
          * outputs: a wide kernel over narrow tiles is mostly dropped
@@ -183,8 +183,6 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
          * it keeps (AMD EPYC AVX2, 1 thread, packed / direct time: 2-D
          * tiles at 1.3-2x waste with 4 channels 1.4-2.4, with 16 0.8-1.4,
          * with 32 0.6-1.2; at 33x waste 0.07-0.5). */
-        const int64_t pl = g->pad[2], pr = p->win - pl - g->in[2];
-        const int64_t pitch = p->Wph - (sw == 1 && Wt == Wo ? cc_max64(0, cc_min64(pl, pr)) : 0);
         const double wide = (double)ig_round_up((R - 1) * pitch + Wt, nr);
         const double used = (double)ig_round_up(R * Wt, nr);
         if (wide * (double)p->cog > used * ((double)p->cog + IG_PACK_COST)) p->direct = 0;
@@ -197,10 +195,9 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
      * 196 outputs.  The last row's ov zeros lie past the band (band_elems
      * counts them). */
     p->ov = 0;
-    if (p->direct && sw == 1 && Wt == Wo) {
-        const int64_t pl = g->pad[2], pr = p->win - pl - g->in[2];
-        p->ov = cc_max64(0, cc_min64(pl, pr));
-        p->Wph -= p->ov;
+    if (p->direct && ov > 0) {
+        p->ov = ov;
+        p->Wph = pitch;
         p->CS = kd * sh * sw * p->rows_ph * p->Wph;
         p->band_elems = p->cig * p->CS + p->ov;
     }
