@@ -166,15 +166,18 @@ class Plan:
     the input had no batch axis.  For the common call (NumPy, C-contiguous
     float32/float64, no ``backend=``), ``method``/``check_w`` are the module
     the dispatcher chose for ``threads`` threads and whether it needs the
-    weight checked for NaN/inf first (set on first use), and ``small_out``
-    whether the result is too small for the block cache."""
+    weight checked for NaN/inf first (set on first use), ``small_out``
+    whether the result is too small for the block cache; ``generation``
+    the dispatcher's generation of measured winners the choice was made in
+    (``_dispatch.GENERATION``)."""
 
-    __slots__ = ("p", "unbatched", "threads", "method", "check_w", "small_out")
+    __slots__ = ("p", "unbatched", "threads", "generation", "method", "check_w", "small_out")
 
     def __init__(self, p: ConvParams, unbatched: bool) -> None:
         self.p = p
         self.unbatched = unbatched
         self.threads = 0
+        self.generation = -1
         self.method = None
         self.check_w = False
         self.small_out = None

@@ -312,13 +312,15 @@ def backward_core(fn: str, xp, grad_output, input, input_shape, weight, weight_s
 
 class _BackwardMethods:
     """The methods the common backward call runs for a problem (its
-    grad_input and grad_weight, chosen for ``threads`` threads), and
-    whether each needs the weight checked for NaN/inf first."""
+    grad_input and grad_weight, chosen for ``threads`` threads in the
+    dispatcher's ``generation`` of measured winners), and whether
+    grad_input's needs the weight checked for NaN/inf first."""
 
-    __slots__ = ("threads", "gi", "gw", "gi_check_w")
+    __slots__ = ("threads", "generation", "gi", "gw", "gi_check_w")
 
     def __init__(self, p, threads: int) -> None:
         self.threads = threads
+        self.generation = _dispatch.GENERATION[0]
         qi = Problem(p, np, "grad_input")
         self.gi = select(qi)[1]
         self.gi_check_w = nonfinite_rule(self.gi, qi) == "weight"
@@ -363,7 +365,7 @@ def fast_backward(fn: str, gy, x, x_shape, w, w_shape, bias_sizes, stride, paddi
     if m0 or m1:
         nt = get_num_threads()
         ms = _bwd_methods.get(p)
-        if ms is None or ms.threads != nt:
+        if ms is None or ms.threads != nt or ms.generation != _dispatch.GENERATION[0]:
             ms = _BackwardMethods(p, nt)
             if len(_bwd_methods) >= _BWD_MAX:
                 _bwd_methods.clear()
@@ -385,7 +387,7 @@ def fast_backward(fn: str, gy, x, x_shape, w, w_shape, bias_sizes, stride, paddi
 def fast_ok(backend, *arrays) -> bool:
     """Whether a call may try fast_backward: no forced backend, benchmark
     mode off, every array an exact numpy.ndarray (or None)."""
-    if backend is not None or _dispatch._tuned or _autotune.get_benchmark():
+    if backend is not None or _autotune.get_benchmark():
         return False
     nd = np.ndarray
     for a in arrays:

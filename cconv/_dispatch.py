@@ -48,8 +48,8 @@ from typing import Any, NamedTuple
 
 from ._config import get_num_threads
 
-__all__ = ["Backend", "Problem", "ORDER", "select", "backend_module", "why_not", "candidates",
-           "as_backend", "simd_level", "kind_of"]
+__all__ = ["Backend", "BackendChoice", "Problem", "ORDER", "select", "select_why", "backend_module", "why_not",
+           "candidates", "as_backend", "simd_level", "kind_of", "set_tuning", "GENERATION"]
 
 
 class Backend(enum.Enum):
@@ -117,6 +117,14 @@ ORDER = (
 )
 
 OPS = ("forward", "grad_input", "grad_weight")
+
+
+class BackendChoice(NamedTuple):
+    """``select_backend(..., explain=True)``: the method and where the
+    choice came from ('default', 'benchmark' or 'tuning')."""
+
+    backend: Backend
+    source: str
 
 
 class Problem(NamedTuple):
@@ -266,8 +274,10 @@ def _forced(q: Problem, backend: Any) -> tuple:
 def select(q: Problem, backend: Any = None) -> tuple:
     """(Backend, module) that computes ``q``; ``backend`` forces one
     (ValueError naming the reason where it cannot run ``q``)."""
-    if backend is None and _tuned:
-        b = tuned(q)
+    if _recorder[0] is not None:
+        _recorder[0][q._replace(finite_weight=True, finite_data=True)] = None
+    if backend is None and (_tuned or _tuning):
+        b = _winner(q)[0]
         if b is not None:
             return b, backend_module(b)
     try:
@@ -285,12 +295,67 @@ def select(q: Problem, backend: Any = None) -> tuple:
     return hit
 
 
+def _winner(q: Problem) -> tuple:
+    """(Backend or None, source) of a measured winner for ``q`` at the
+    current thread count: benchmark mode's, else the tuning file's (where
+    the method can still run ``q``)."""
+    b = tuned(q)
+    if b is not None:
+        return b, "benchmark"
+    b = _tuning.get((q, get_num_threads())) if _tuning else None
+    if b is not None and why_not(b, q) is None and _exact(backend_module(b), q):
+        return b, "tuning"
+    return None, None
+
+
+def select_why(q: Problem, backend: Any = None) -> tuple:
+    """(Backend, module, source): ``select``'s choice and where it came
+    from: 'forced', 'benchmark' (a winner benchmark mode measured),
+    'tuning' (a winner from the tuning file or ``cconv.tune``) or
+    'default' (the ordered list)."""
+    if backend is None and (_tuned or _tuning):
+        b, source = _winner(q)
+        if b is not None:
+            return b, backend_module(b), source
+    b, mod = select(q, backend)
+    return b, mod, "default" if backend is None else "forced"
+
+
 # Measured winners (benchmark mode, cconv/_autotune.py): (q, threads) ->
 # Backend, least recently used first.  Bounded: a service that sees many
 # shapes keeps the TUNED_MAX most recent.
 TUNED_MAX = 1024
 _tuned: collections.OrderedDict = collections.OrderedDict()
 _tuned_lock = threading.Lock()
+# Winners of the tuning file (cconv/_tuning.py): (q, threads) -> Backend.
+_tuning: dict = {}
+# Bumped whenever a table of winners changes: the entry points' caches of
+# the chosen method (the forward Plan, the backward's methods) compare it.
+GENERATION = [0]
+
+
+def set_tuning(table: dict) -> None:
+    """Replace the tuning file's winners ((q, threads) -> Backend)."""
+    global _tuning
+    _tuning = dict(table)
+    _changed()
+
+
+def _changed() -> None:
+    GENERATION[0] += 1
+
+
+# While a dict (cconv/_tuning.record_layers), every problem select() sees.
+_recorder: list = [None]
+
+
+def set_recorder(seen: dict | None) -> None:
+    """Record every problem ``select`` is asked about into ``seen`` (None:
+    stop); the caches of chosen methods are dropped so that problems seen
+    before come through ``select`` again."""
+    _recorder[0] = seen
+    _choice.clear()
+    _changed()
 
 
 def tuned(q: Problem):
@@ -311,12 +376,14 @@ def set_tuned(q: Problem, b: Backend) -> None:
         _tuned.move_to_end(key)
         while len(_tuned) > TUNED_MAX:
             _tuned.popitem(last=False)
+    _changed()
 
 
 def clear_tuned() -> None:
     """Forget every measured winner."""
     with _tuned_lock:
         _tuned.clear()
+    _changed()
 
 
 def simd_level() -> str:

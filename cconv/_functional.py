@@ -40,22 +40,22 @@ Padding = Union[int, Sequence[int], str]
 def _fast(plan, x, w, b):
     """The common call's result, or None where it is not one: NumPy,
     C-contiguous aligned float32/float64 arrays of one dtype (checked by the
-    caller: exact ndarrays, no backend=, no out=), benchmark mode off and no
-    measured winners.  Straight to the module the dispatcher chose, which
-    the Plan keeps per thread count (a small convolution's time is mostly
+    caller: exact ndarrays, no backend=, no out=), benchmark mode off.
+    Straight to the module the dispatcher chose, which the Plan keeps per
+    thread count and generation of the tables of measured winners (a small convolution's time is mostly
     this Python layer)."""
     dt = x.dtype
     if (dt not in REAL or w.dtype != dt or (b is not None and b.dtype != dt)
             or not (ready(x) and ready(w) and (b is None or ready(b)))
-            or _autotune.get_benchmark() or _dispatch._tuned):
+            or _autotune.get_benchmark()):
         return None
     p = plan.p
     nt = get_num_threads()
-    if plan.threads != nt:
+    if plan.threads != nt or plan.generation != _dispatch.GENERATION[0]:
         q = Problem(p, np)
         mod = select(q)[1]
         plan.check_w = nonfinite_rule(mod, q) == "weight"
-        plan.method, plan.threads = mod, nt
+        plan.method, plan.threads, plan.generation = mod, nt, _dispatch.GENERATION[0]
         if plan.small_out is None:
             plan.small_out = math.prod(p.output_shape) * dt.itemsize < _outbuf.MIN_BYTES
     if plan.check_w and not _depthwise.all_finite(w):
@@ -186,7 +186,8 @@ def convolution(input, weight, bias, stride: IntOrTuple, padding: IntOrTuple, di
 
 def select_backend(input, weight, bias=None, stride: IntOrTuple = 1, padding: Padding = 0,
                    dilation: IntOrTuple = 1, transposed: bool = False, output_padding: IntOrTuple = 0,
-                   groups: int = 1, need_backward: bool = False, op: str = "forward") -> Backend:
+                   groups: int = 1, need_backward: bool = False, op: str = "forward",
+                   explain: bool = False):
     """The method (Backend) a call with these arguments would run.
 
     ``op`` is 'forward' (the default), 'grad_input' or 'grad_weight' (what
@@ -197,8 +198,10 @@ def select_backend(input, weight, bias=None, stride: IntOrTuple = 1, padding: Pa
     result depends on it, whether the weight holds a NaN or an infinity
     (as a call with these arrays would); ``need_backward`` asks for a
     forward whose gradients will be taken (inference-only methods decline).
-    A measured winner (benchmark mode) is what runs, so it is what this
-    returns."""
+    A measured winner (benchmark mode, the tuning file) is what runs, so it
+    is what this returns; with ``explain=True`` the result is a
+    ``BackendChoice(backend, source)`` whose source says where the choice
+    came from: 'default', 'benchmark' or 'tuning'."""
     fn = "select_backend"
     if op not in _dispatch.OPS:
         raise ValueError(f"{fn}: op must be one of {', '.join(map(repr, _dispatch.OPS))}, but got {op!r}")
@@ -218,9 +221,9 @@ def select_backend(input, weight, bias=None, stride: IntOrTuple = 1, padding: Pa
 
     cl = (op == "forward" and xp is np and dt.kind != "c" and batched
           and is_channels_last(input))
-    q = Problem(p, xp, op, cl, bool(need_backward) or op != "forward")
-    b, mod = select(q)
+    q = Problem(p, xp, op, cl, bool(need_backward) and op == "forward")
+    b, mod, source = _dispatch.select_why(q)
     if (op != "grad_weight" and nonfinite_rule(mod, q) == "weight" and xp is np
             and not np.isfinite(weight).all()):
-        b = select(q._replace(finite_weight=False))[0]
-    return b
+        b, _, source = _dispatch.select_why(q._replace(finite_weight=False))
+    return _dispatch.BackendChoice(b, source) if explain else b
