@@ -219,8 +219,8 @@ def select_backend(input, weight, bias=None, stride: IntOrTuple = 1, padding: Pa
                     compute_dtype(dt), dt)
     from ._layout import is_channels_last
 
-    cl = (op == "forward" and xp is np and dt.kind != "c" and batched
-          and is_channels_last(input))
+    cl = (op == "forward" and xp is np and dt.kind != "c" and hasattr(input, "strides")
+          and is_channels_last(input if batched else input[None]))
     q = Problem(p, xp, op, cl, bool(need_backward) and op == "forward")
     b, mod, source = _dispatch.select_why(q)
     if (op != "grad_weight" and nonfinite_rule(mod, q) == "weight" and xp is np
