@@ -1,15 +1,23 @@
 """Benchmark mode: time the applicable backends on the first call of each
-problem and cache the winner (like cuDNN's benchmark mode).  Off by default."""
+problem and cache the winner (like cuDNN's benchmark mode).  Off by default.
+
+The cache keeps the winners of the CACHE_SIZE problems used last (least
+recently used first out), so a program that meets ever new shapes does not
+grow it without bound."""
 from __future__ import annotations
 
+import collections
 import contextlib
 import threading
 from typing import Any, Iterator
 
-__all__ = ["set_benchmark", "get_benchmark", "benchmark", "lookup", "clear"]
+__all__ = ["set_benchmark", "get_benchmark", "benchmark", "lookup", "clear", "CACHE_SIZE"]
+
+#: winners kept (problems x dtype x op x thread count)
+CACHE_SIZE = 1024
 
 _state = {"on": False}
-_cache: dict[tuple, Any] = {}
+_cache: collections.OrderedDict[tuple, Any] = collections.OrderedDict()
 _lock = threading.Lock()
 
 
@@ -40,17 +48,27 @@ def _key(p, xp, need_backward: bool, op: str) -> tuple:
 
 
 def lookup(p, xp, need_backward: bool, op: str = "forward"):
-    """The cached winner for this problem, or None."""
+    """The cached winner for this problem, or None (a hit becomes the most
+    recently used entry)."""
     if not _cache:
         return None
-    return _cache.get(_key(p, xp, need_backward, op))
+    key = _key(p, xp, need_backward, op)
+    with _lock:
+        b = _cache.get(key)
+        if b is not None:
+            _cache.move_to_end(key)
+    return b
 
 
 def record(p, xp, need_backward: bool, op: str, backend) -> None:
     from . import _dispatch
 
     with _lock:
-        _cache[_key(p, xp, need_backward, op)] = backend
+        key = _key(p, xp, need_backward, op)
+        _cache[key] = backend
+        _cache.move_to_end(key)
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
         _dispatch._tuned_any[0] = True
 
 

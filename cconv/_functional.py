@@ -9,6 +9,7 @@ float32/float64 C-contiguous batched arrays.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Sequence, Union
 
 import numpy as np
@@ -41,17 +42,35 @@ _ALLOWED = {np.dtype(t) for t in (np.float16, np.float32, np.float64, np.complex
 # argument normalisation shared with the backward API
 # --------------------------------------------------------------------------
 def as_array(xp, name: str, a: Any, fn: str):
-    """``a`` as an array of module ``xp`` (array-likes through asarray)."""
+    """``a`` as an array of module ``xp``: array-likes through asarray, an
+    ndarray subclass (np.matrix, np.memmap, ...) as its base ndarray (the
+    same memory; their own indexing and arithmetic rules would reach the
+    internals), a masked array refused with a TypeError (its mask would be
+    ignored)."""
     if a is None:
         if name in ("input", "weight", "grad_output"):
             raise TypeError(f"{fn}: {name} must be an array, not None")
         return None
-    if xp is np and not isinstance(a, np.ndarray):
+    if xp is np and type(a) is not np.ndarray:
+        if isinstance(a, np.ndarray):
+            return base_ndarray(name, a, fn)
         try:
             a = np.asarray(a)
         except Exception as e:
             raise TypeError(f"{fn}: {name} could not be converted to an array ({e})") from None
     return a
+
+
+def base_ndarray(name: str, a: np.ndarray, fn: str) -> np.ndarray:
+    """The plain ndarray view of an ndarray subclass; TypeError naming a
+    masked array, whose mask cconv cannot honour."""
+    ma = sys.modules.get("numpy.ma")
+    if ma is not None and isinstance(a, ma.MaskedArray):
+        raise TypeError(
+            f"{fn}: {name} is a numpy.ma.MaskedArray, which cconv does not take (its mask would be "
+            f"ignored); pass {name}.filled(value) or numpy.asarray({name}) for its data"
+        )
+    return a.view(np.ndarray)
 
 
 def check_dtypes(fn: str, **arrays) -> np.dtype:
@@ -273,16 +292,26 @@ class _NoKey(Exception):
 
 
 def _hk(v):
-    """``v`` itself when it is an exact int, str or tuple of exact ints (so a
-    cache key cannot confuse True with 1 or a list with a tuple)."""
+    """``v`` as a cache key when it is an exact int or str, a NumPy integer
+    or a tuple or list of these (a list as a tuple, NumPy integers as ints:
+    make_params reads them alike), so that torch-style arguments (lists)
+    take the cached path too; the key never confuses True with 1."""
     t = type(v)
     if t is int or t is str:
         return v
-    if t is tuple:
+    if t is tuple or t is list:
         for e in v:
             if type(e) is not int:
-                raise _NoKey
-        return v
+                return tuple(_hk_int(e) for e in v)
+        return v if t is tuple else tuple(v)
+    return _hk_int(v)
+
+
+def _hk_int(e):
+    if type(e) is int:
+        return e
+    if isinstance(e, np.integer):
+        return int(e)
     raise _NoKey
 
 
@@ -379,6 +408,13 @@ def _conv_entry(
     p, unbatched = plan
     if unbatched:
         input = input[None]
+    if out is not None and xp is np and type(out) is not np.ndarray and isinstance(out, np.ndarray):
+        # an ndarray subclass: written through its base view, returned as given
+        check_out(xp, base_ndarray("out", out, fn), p.output_shape[1:] if unbatched else p.output_shape,
+                  p.dtype, fn, {"input": input, "weight": weight, "bias": bias})
+        _conv_entry(fn, nsp, input[0] if unbatched else input, weight, bias, stride, padding,
+                    dilation, groups, transposed, output_padding, out.view(np.ndarray), backend)
+        return out
     if out is not None:
         res_shape = p.output_shape[1:] if unbatched else p.output_shape
         check_out(xp, out, res_shape, p.dtype, fn, {"input": input, "weight": weight, "bias": bias})
