@@ -7,6 +7,8 @@ typedef blasint cc_blasint; /* 64-bit in scipy-openblas64 */
 
 #define CC_SGEMM scipy_cblas_sgemm64_
 #define CC_DGEMM scipy_cblas_dgemm64_
+#define CC_SGEMV scipy_cblas_sgemv64_
+#define CC_DGEMV scipy_cblas_dgemv64_
 #define CC_BLAS_GET_THREADS scipy_openblas_get_num_threads64_
 #define CC_BLAS_SET_THREADS scipy_openblas_set_num_threads64_
 #define CC_BLAS_CONFIG scipy_openblas_get_config64_
