@@ -211,7 +211,7 @@ int CC_FN(cc_conv_fwd_)(const cc_geom *g, const CC_T *x, const CC_T *w,
 static inline void CC_FN(cc_adj_item_)(const cc_geom *g, const cc_plan *pl,
                                       const CC_T *y, const CC_T *w,
                                       const CC_T *bias, CC_T *x, CC_T *slab,
-                                      int64_t it) {
+                                      int64_t it, cc_stop_t stop) {
     const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin;
     /* adjoint items do not include column tiles: those run inside the item */
     cc_plan q = *pl;
@@ -243,7 +243,7 @@ static inline void CC_FN(cc_adj_item_)(const cc_geom *g, const cc_plan *pl,
         const int64_t n = d.n0;
         const CC_T *yg = y + (n * g->c_out + d.gi * pl->cog) * P;
         CC_T *xc = x + (n * g->c_in + d.gi * pl->cig + d.c0) * nin;
-        for (int64_t t = 0; t < pl->ntiles; ++t) {
+        for (int64_t t = 0; t < pl->ntiles && !CC_STOPPED(stop); ++t) { /* (tiles can take long) */
             const int64_t p0 = t * pl->ncols;
             const int64_t np = cc_min64(P - p0, pl->ncols);
             if (pl->direct) {
@@ -298,7 +298,7 @@ int CC_FN(cc_conv_adj_)(const cc_geom *g, const CC_T *y, const CC_T *w,
     if (pl.nin == 0 || g->batch == 0 || g->c_in == 0) return CC_OK;
     CC_T *wsT = (CC_T *)ws;
     CC_RUN_ITEMS(pl, pl.ws_per_thread,
-                 CC_FN(cc_adj_item_)(g, &pl, y, w, bias, x, slab, it));
+                 CC_FN(cc_adj_item_)(g, &pl, y, w, bias, x, slab, it, stop_));
     return CC_OK;
 }
 
