@@ -27,7 +27,7 @@ def _no_tuned_winners_left():
         from cconv import _autotune, _dispatch
     except ImportError:  # pragma: no cover - cconv not built
         return
-    if _dispatch._tuned_any[0]:
+    if _dispatch._tuned:
         _autotune.clear()
 
 

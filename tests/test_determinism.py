@@ -22,8 +22,9 @@ from cconv import Backend
 
 from reference import ref_conv, ref_conv_transpose
 
-BACKENDS = [None, Backend.GEMM, Backend.GEMM_TRANSPOSE, Backend.DEPTHWISE,
-            Backend.WINOGRAD_DEPTHWISE_3X3]
+# the default choice and every CPU method, forced (those that cannot run a
+# problem are left out of it)
+BACKENDS = [None] + [b for b in Backend if not b.value.startswith("cuda") and b is not Backend.EMPTY]
 
 
 def random_problem(rng, big: bool = False) -> dict:

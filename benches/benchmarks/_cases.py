@@ -56,8 +56,8 @@ _ALL = [
 
 CASES = {c.name: c for c in _ALL}
 
-# Layers outside the case set that a wider survey against torch
-# covered (session 17): depthwise 5x5/7x7/dilated/transposed, small grouped
+# Layers outside the default case set that a wider survey against torch
+# covered: depthwise 5x5/7x7/dilated/transposed, small grouped
 # layers, stems and patch embeddings, dense 1-D and 3-D layers.  compare.py
 # runs them with --extra (apart from the default set, whose geometric
 # means the targets are stated on).
@@ -85,7 +85,7 @@ _EXTRA = [
     Case("conv3d_stem", 2, 3, 64, (16, 112, 112), (3, 7, 7), stride=(1, 2, 2), padding=(1, 3, 3),
          note="video stem 3x7x7 s(1,2,2)"),
     Case("conv1d_tasnet", 8, 1, 16, (16000,), (1024,), stride=256, note="1-channel k1024 s256 encoder"),
-    # 3-D layers of the 3-D Winograd path (session 18): a 3-D UNet level, a
+    # 3-D layers of the 3-D Winograd path: a 3-D UNet level, a
     # (2+1)-D spatial 1x3x3 conv, and an X3D-like strided 3-D depthwise
     Case("unet3d_32", 1, 32, 32, (32, 64, 64), (3, 3, 3), padding=1, note="3-D UNet 3x3x3 32 channels"),
     Case("r21d_1x3x3", 2, 64, 64, (8, 56, 56), (1, 3, 3), padding=(0, 1, 1),
