@@ -172,6 +172,6 @@ def test_every_split_is_bit_identical_at_1_2_3_threads(seed, tmp_path):
     # grain scale 0: every call split and threaded, whatever its size
     env = dict(os.environ, CCONV_GRAIN_SCALE="0")
     here = os.path.dirname(os.path.abspath(__file__))
-    r = subprocess.run([sys.executable, "-c", _CHILD.format(here=here), str(seed), "60"],
+    r = subprocess.run([sys.executable, "-c", _CHILD.format(here=here), str(seed), "40"],
                        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
