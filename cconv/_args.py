@@ -3,6 +3,7 @@ arrays and array-likes, the dtype rules, ``out=``, the kernels' array
 requirements, and the bounded caches of checked parameters (``Plan``)."""
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from ._params import ConvParams, make_params
 
 __all__ = [
-    "REAL", "as_array", "check_dtypes", "compute_dtype", "real_contig", "check_out", "native",
+    "REAL", "as_array", "base_ndarray", "check_dtypes", "compute_dtype", "real_contig", "check_out", "native",
     "ready", "NoKey", "hk", "remember", "Plan", "forward_plan",
 ]
 
@@ -19,17 +20,35 @@ _ALLOWED = {np.dtype(t) for t in (np.float16, np.float32, np.float64, np.complex
 
 
 def as_array(xp, name: str, a: Any, fn: str):
-    """``a`` as an array of module ``xp`` (array-likes through asarray)."""
+    """``a`` as an array of module ``xp``: array-likes through asarray, an
+    ndarray subclass (np.matrix, np.memmap, ...) as its base ndarray (the
+    same memory; their own indexing and arithmetic rules would reach the
+    internals), a masked array refused with a TypeError (its mask would be
+    ignored)."""
     if a is None:
         if name in ("input", "weight", "grad_output"):
             raise TypeError(f"{fn}: {name} must be an array, not None")
         return None
-    if xp is np and not isinstance(a, np.ndarray):
+    if xp is np and type(a) is not np.ndarray:
+        if isinstance(a, np.ndarray):
+            return base_ndarray(name, a, fn)
         try:
             a = np.asarray(a)
         except Exception as e:
             raise TypeError(f"{fn}: {name} could not be converted to an array ({e})") from None
     return a
+
+
+def base_ndarray(name: str, a: np.ndarray, fn: str) -> np.ndarray:
+    """The plain ndarray view of an ndarray subclass; TypeError naming a
+    masked array, whose mask cconv cannot honour."""
+    ma = sys.modules.get("numpy.ma")
+    if ma is not None and isinstance(a, ma.MaskedArray):
+        raise TypeError(
+            f"{fn}: {name} is a numpy.ma.MaskedArray, which cconv does not take (its mask would be "
+            f"ignored); pass {name}.filled(value) or numpy.asarray({name}) for its data"
+        )
+    return a.view(np.ndarray)
 
 
 def check_dtypes(fn: str, **arrays) -> np.dtype:

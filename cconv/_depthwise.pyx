@@ -22,6 +22,8 @@ from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
 cnp.import_array()
 
+include "_par.pxi"
+
 cdef extern from "depthwise/depthwise.h" nogil:
     int cc_dw_fwd_f32(const cc_geom *g, int path, const float *x, const float *w,
                       const float *bias, float *y, int nthreads)
@@ -120,25 +122,37 @@ cdef int _fwd(tuple geom, x, w, b, y, int nthreads, int path) except -1:
     _fill(&g, geom)
     cdef int t = real_type(x, "x")
     conv_arrays(geom, t, 0, x, w, b, y, &p)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            if nhwc:
-                rc = cc_dw_fwd_nhwc_f32(&g, <const float *>p.src, <const float *>p.w,
-                                        <const float *>p.b, <float *>p.dst, nthreads)
-            else:
-                rc = cc_dw_fwd_f32(&g, path, <const float *>p.src, <const float *>p.w,
-                                   <const float *>p.b, <float *>p.dst, nthreads)
-        else:
-            if nhwc:
-                rc = cc_dw_fwd_nhwc_f64(&g, <const double *>p.src, <const double *>p.w,
-                                        <const double *>p.b, <double *>p.dst, nthreads)
-            else:
-                rc = cc_dw_fwd_f64(&g, path, <const double *>p.src, <const double *>p.w,
-                                   <const double *>p.b, <double *>p.dst, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            rc = _fwd_c(&g, t, &p, nthreads, nhwc, path)
+        tok = watch_end(tok)
     _check(rc)
     if _trace.events is not None:
         _trace.events.append(("fwd", "depthwise_nhwc" if nhwc else _TRACED[path]))
     return 0
+
+
+cdef int _fwd_c(const cc_geom *g, int t, conv_ptrs *p, int nthreads, bint nhwc,
+                int path) noexcept nogil:
+    """The C call of _fwd (without the interpreter's lock)."""
+    cdef int rc
+    if t == cnp.NPY_FLOAT32:
+        if nhwc:
+            rc = cc_dw_fwd_nhwc_f32(g, <const float *>p.src, <const float *>p.w,
+                                    <const float *>p.b, <float *>p.dst, nthreads)
+        else:
+            rc = cc_dw_fwd_f32(g, path, <const float *>p.src, <const float *>p.w,
+                               <const float *>p.b, <float *>p.dst, nthreads)
+    else:
+        if nhwc:
+            rc = cc_dw_fwd_nhwc_f64(g, <const double *>p.src, <const double *>p.w,
+                                    <const double *>p.b, <double *>p.dst, nthreads)
+        else:
+            rc = cc_dw_fwd_f64(g, path, <const double *>p.src, <const double *>p.w,
+                               <const double *>p.b, <double *>p.dst, nthreads)
+    return rc
 
 
 def fwd(str path, tuple geom, x, w, b, y, int nthreads):
@@ -175,13 +189,17 @@ def adj(tuple geom, y, w, b, x, int nthreads):
     _fill(&g, geom)
     cdef int t = real_type(y, "y")
     conv_arrays(geom, t, 1, y, w, b, x, &p)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            rc = cc_dw_adj_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                               <float *>p.dst, nthreads)
-        else:
-            rc = cc_dw_adj_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
-                               <double *>p.dst, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            if t == cnp.NPY_FLOAT32:
+                rc = cc_dw_adj_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                   <float *>p.dst, nthreads)
+            else:
+                rc = cc_dw_adj_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
+                                   <double *>p.dst, nthreads)
+        tok = watch_end(tok)
     _check(rc)
     if _trace.events is not None:
         _trace.events.append(("adj", "depthwise"))
@@ -200,11 +218,16 @@ def wgrad(tuple geom, x, gy, gw, int nthreads):
     arr_ptr(x, "x", t, x_elems(geom), 0, &px)
     arr_ptr(gy, "gy", t, y_elems(geom), 0, &pgy)
     arr_ptr(gw, "gw", t, w_elems(geom), ARR_WRITE, &pgw)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            rc = cc_dw_wgrad_f32(&g, <const float *>px, <const float *>pgy, <float *>pgw, nthreads)
-        else:
-            rc = cc_dw_wgrad_f64(&g, <const double *>px, <const double *>pgy, <double *>pgw, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            if t == cnp.NPY_FLOAT32:
+                rc = cc_dw_wgrad_f32(&g, <const float *>px, <const float *>pgy, <float *>pgw, nthreads)
+            else:
+                rc = cc_dw_wgrad_f64(&g, <const double *>px, <const double *>pgy, <double *>pgw,
+                                     nthreads)
+        tok = watch_end(tok)
     _check(rc)
     if _trace.events is not None:
         _trace.events.append(("wgrad", "depthwise"))

@@ -64,6 +64,8 @@ cdef extern from "cconv.h" nogil:
 
 WORKSPACE_CAP = CC_WORKSPACE_CAP
 
+include "_par.pxi"
+
 
 cdef int _check(int rc) except -1:
     if rc == CC_ERR_NOMEM:
@@ -158,39 +160,51 @@ cdef int _conv(int op, int m, tuple geom, a, w, b, out, ws, int nthreads) except
     cdef int t = real_type(a, "y" if op == _ADJ else "x")
     conv_arrays(geom, t, op == _ADJ, a, w, b, out, &p)
     cdef int64_t nws = ws_ptr(ws, &pws)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            if op == _FWD:
-                rc = cc_conv_fwd_f32(&g, m, <const float *>p.src, <const float *>p.w,
-                                     <const float *>p.b, <float *>p.dst, pws, nws, nthreads)
-            elif op == _FWD_IGEMM:
-                rc = cc_conv_fwd_igemm_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                                           <float *>p.dst, pws, nws, nthreads)
-            elif op == _FWD_WINO:
-                rc = cc_conv_fwd_wino_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                                          <float *>p.dst, pws, nws, nthreads)
-            else:
-                rc = cc_conv_adj_f32(&g, m, <const float *>p.src, <const float *>p.w,
-                                     <const float *>p.b, <float *>p.dst, pws, nws, nthreads)
-        else:
-            if op == _FWD:
-                rc = cc_conv_fwd_f64(&g, m, <const double *>p.src, <const double *>p.w,
-                                     <const double *>p.b, <double *>p.dst, pws, nws, nthreads)
-            elif op == _FWD_IGEMM:
-                rc = cc_conv_fwd_igemm_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
-                                           <double *>p.dst, pws, nws, nthreads)
-            elif op == _FWD_WINO:
-                rc = cc_conv_fwd_wino_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
-                                          <double *>p.dst, pws, nws, nthreads)
-            else:
-                rc = cc_conv_adj_f64(&g, m, <const double *>p.src, <const double *>p.w,
-                                     <const double *>p.b, <double *>p.dst, pws, nws, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            rc = _conv_c(op, m, t, &g, &p, pws, nws, nthreads)
+        tok = watch_end(tok)
     if rc == CC_NONFINITE and op == _FWD:
         return 1
     _check(rc)
     if _trace.events is not None and (op == _FWD or op == _ADJ):
         _trace.events.append(("adj" if op == _ADJ else "fwd", METHODS[m]))
     return 0
+
+
+cdef int _conv_c(int op, int m, int t, const cc_geom *g, conv_ptrs *p, void *pws, int64_t nws,
+                 int nthreads) noexcept nogil:
+    """The C call of _conv (without the interpreter's lock)."""
+    cdef int rc
+    if t == cnp.NPY_FLOAT32:
+        if op == _FWD:
+            rc = cc_conv_fwd_f32(g, m, <const float *>p.src, <const float *>p.w,
+                                 <const float *>p.b, <float *>p.dst, pws, nws, nthreads)
+        elif op == _FWD_IGEMM:
+            rc = cc_conv_fwd_igemm_f32(g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                       <float *>p.dst, pws, nws, nthreads)
+        elif op == _FWD_WINO:
+            rc = cc_conv_fwd_wino_f32(g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                      <float *>p.dst, pws, nws, nthreads)
+        else:
+            rc = cc_conv_adj_f32(g, m, <const float *>p.src, <const float *>p.w,
+                                 <const float *>p.b, <float *>p.dst, pws, nws, nthreads)
+    else:
+        if op == _FWD:
+            rc = cc_conv_fwd_f64(g, m, <const double *>p.src, <const double *>p.w,
+                                 <const double *>p.b, <double *>p.dst, pws, nws, nthreads)
+        elif op == _FWD_IGEMM:
+            rc = cc_conv_fwd_igemm_f64(g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
+                                       <double *>p.dst, pws, nws, nthreads)
+        elif op == _FWD_WINO:
+            rc = cc_conv_fwd_wino_f64(g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
+                                      <double *>p.dst, pws, nws, nthreads)
+        else:
+            rc = cc_conv_adj_f64(g, m, <const double *>p.src, <const double *>p.w,
+                                 <const double *>p.b, <double *>p.dst, pws, nws, nthreads)
+    return rc
 
 
 def conv_fwd(str method, tuple geom, x, w, b, y, ws, int nthreads):
@@ -250,13 +264,17 @@ def conv_wgrad(str method, tuple geom, x, gy, gw, ws, int nthreads):
     arr_ptr(gy, "gy", t, y_elems(geom), 0, &pgy)
     arr_ptr(gw, "gw", t, w_elems(geom), ARR_WRITE, &pgw)
     cdef int64_t nws = ws_ptr(ws, &pws)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            rc = cc_conv_wgrad_f32(&g, m, <const float *>px, <const float *>pgy, <float *>pgw,
-                                   pws, nws, nthreads)
-        else:
-            rc = cc_conv_wgrad_f64(&g, m, <const double *>px, <const double *>pgy, <double *>pgw,
-                                   pws, nws, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            if t == cnp.NPY_FLOAT32:
+                rc = cc_conv_wgrad_f32(&g, m, <const float *>px, <const float *>pgy, <float *>pgw,
+                                       pws, nws, nthreads)
+            else:
+                rc = cc_conv_wgrad_f64(&g, m, <const double *>px, <const double *>pgy, <double *>pgw,
+                                       pws, nws, nthreads)
+        tok = watch_end(tok)
     _check(rc)
     if _trace.events is not None:
         _trace.events.append(("wgrad", METHODS[m]))
@@ -273,11 +291,15 @@ def bias_grad(int64_t batch, int64_t channels, int64_t spatial, gy, gb, int nthr
     arr_ptr(gb, "gb", t, channels, ARR_WRITE, &pgb)
     if channels == 0:
         return
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            cc_bias_grad_f32(batch, channels, spatial, <const float *>pgy, <float *>pgb, nthreads)
-        else:
-            cc_bias_grad_f64(batch, channels, spatial, <const double *>pgy, <double *>pgb, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(<double>batch * channels * spatial)
+        with nogil:
+            if t == cnp.NPY_FLOAT32:
+                cc_bias_grad_f32(batch, channels, spatial, <const float *>pgy, <float *>pgb, nthreads)
+            else:
+                cc_bias_grad_f64(batch, channels, spatial, <const double *>pgy, <double *>pgb, nthreads)
+        tok = watch_end(tok)
 
 
 def blas_config():

@@ -26,6 +26,7 @@ cdef extern from "winograd/winograd.h" nogil:
     void cc_wdw_filter_f32(const float *g, float *u)
 
 include "_isa.pxi"
+include "_par.pxi"
 
 from . import _trace
 
@@ -60,9 +61,13 @@ def fwd(tuple geom, x, w, b, y, int nthreads):
     conv_arrays(geom, cnp.NPY_FLOAT32, 0, x, w, b, y, &p)
     if p.dst == NULL:  # an empty output
         return False
-    with nogil:
-        rc = cc_wdw_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                            <float *>p.dst, nthreads, &bad)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            rc = cc_wdw_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                <float *>p.dst, nthreads, &bad)
+        tok = watch_end(tok)
     if rc == CC_ERR_NOMEM:
         raise MemoryError("cconv: out of memory in the Winograd kernel's row buffers")
     if rc != CC_OK:

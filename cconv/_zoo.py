@@ -5,14 +5,15 @@ suite).
 Each case is one convolution at a batch size that keeps one call in the
 milliseconds-to-tens-of-milliseconds range on a small machine.  ``CASES`` is
 the default set (the one the speed targets are stated on), ``EXTRA`` a
-second, wider set.
+second, wider set, ``SMALL`` small layers of the kind a model zoo has by the
+thousand.
 """
 
 from __future__ import annotations
 
 from ._layer import Layer as Case
 
-__all__ = ["CASES", "EXTRA", "FAMILIES"]
+__all__ = ["CASES", "EXTRA", "SMALL", "FAMILIES"]
 
 
 _ALL = [
@@ -101,6 +102,29 @@ _EXTRA = [
 
 EXTRA = {c.name: c for c in _EXTRA}
 assert not set(EXTRA) & set(CASES)
+
+# Small layers as a model zoo has them by the thousand (timm, torchvision):
+# squeeze-and-excitation 1x1 convolutions on 1x1 maps (EfficientNet,
+# MobileNetV3, RegNet), classifier heads, 1x1 projections on 7x7-10x10 and
+# 4x4 maps, one image each.  compare.py runs them with --small; their time
+# is mostly fixed costs (the Python layer, entering threads), which a busy
+# machine (compare.py --busy N) multiplies.
+_SMALL = [
+    Case("se_256_64", 1, 256, 64, (1, 1), (1, 1), note="SE reduce 256 -> 64 on a 1x1 map"),
+    Case("se_32_120", 1, 32, 120, (1, 1), (1, 1), note="SE expand 32 -> 120 (22 timm models)"),
+    Case("se_64_256", 1, 64, 256, (1, 1), (1, 1), note="SE expand 64 -> 256"),
+    Case("se_16_8", 1, 16, 8, (1, 1), (1, 1), note="MobileNetV3 small SE reduce"),
+    Case("head_256_1024", 1, 256, 1024, (1, 1), (1, 1), note="1x1 head 256 -> 1024 on a 1x1 map"),
+    Case("head_960_1280", 1, 960, 1280, (1, 1), (1, 1), note="MobileNetV3-large head 960 -> 1280"),
+    Case("proj_480_24_10", 1, 480, 24, (10, 10), (1, 1), note="1x1 projection 480 -> 24 on 10x10"),
+    Case("pw_96_576_7", 1, 96, 576, (7, 7), (1, 1), note="1x1 expansion 96 -> 576 on 7x7"),
+    Case("pw_160_960_7", 1, 160, 960, (7, 7), (1, 1), note="1x1 expansion 160 -> 960 on 7x7"),
+    Case("pw_96_24_4", 1, 96, 24, (4, 4), (1, 1), note="1x1 projection 96 -> 24 on 4x4"),
+    Case("dw_576_7", 1, 576, 576, (7, 7), (3, 3), padding=1, groups=576, note="depthwise 3x3 on 7x7"),
+    Case("conv3x3_64_7", 1, 64, 64, (7, 7), (3, 3), padding=1, note="3x3 64 -> 64 on 7x7"),
+]
+SMALL = {c.name: c for c in _SMALL}
+assert not set(SMALL) & (set(CASES) | set(EXTRA))
 
 # groupings used by the asv classes
 FAMILIES = {

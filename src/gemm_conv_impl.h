@@ -10,30 +10,32 @@
 #define CC_CAT(a, b) CC_CAT2(a, b)
 #define CC_FN(name) CC_CAT(name, CC_SFX)
 
-static int CC_FN(cc_ws_ok_)(const cc_plan *pl, int64_t extra, int64_t ws_bytes) {
-    int64_t need = (pl->ws_per_thread + extra) * pl->ws_threads * (int64_t)sizeof(CC_T);
+static int CC_FN(cc_ws_ok_)(const cc_plan *pl, int64_t ws_bytes) {
+    int64_t need = pl->ws_per_thread * pl->ws_threads * (int64_t)sizeof(CC_T);
     return need <= ws_bytes;
 }
 
-/* Run items [0, pl->items) of a kernel: an OpenMP loop with single-threaded
- * GEMMs, or in order with OpenBLAS threading each GEMM. */
+/* Run items [0, pl->items) of a kernel: an OpenMP loop on pl.nt threads, or
+ * in order on the calling thread; every GEMM single-threaded.  Once SIGINT
+ * is seen (parallel.h) the remaining items are skipped. */
 #define CC_RUN_ITEMS(pl, slab_elems, BODY)                                        \
     do {                                                                          \
-        const int old_ = CC_BLAS_GET_THREADS();                                   \
+        cc_blas_single();                                                         \
+        const cc_stop_t stop_ = cc_stop_flag();                                   \
         if ((pl).omp) {                                                           \
-            CC_BLAS_SET_THREADS(1);                                               \
             _Pragma("omp parallel num_threads((pl).nt)") {                        \
                 CC_T *slab = wsT ? wsT + (int64_t)omp_get_thread_num() * (slab_elems) \
                                  : NULL;                                          \
                 _Pragma("omp for schedule(static)")                               \
-                for (int64_t it = 0; it < (pl).items; ++it) { BODY; }             \
+                for (int64_t it = 0; it < (pl).items; ++it) {                     \
+                    if (CC_STOPPED(stop_)) continue;                              \
+                    BODY;                                                         \
+                }                                                                 \
             }                                                                     \
         } else {                                                                  \
-            CC_BLAS_SET_THREADS((pl).nt);                                         \
             CC_T *slab = wsT;                                                     \
-            for (int64_t it = 0; it < (pl).items; ++it) { BODY; }                 \
+            for (int64_t it = 0; it < (pl).items && !CC_STOPPED(stop_); ++it) { BODY; } \
         }                                                                         \
-        CC_BLAS_SET_THREADS(old_);                                                \
     } while (0)
 
 /* ------------------------------------------------------------------ fwd */
@@ -114,12 +116,12 @@ static void CC_FN(cc_fwd_shared_col_)(const cc_geom *g, const cc_plan *pl, const
     const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin, ld = pl->ncols;
     const int64_t tiles = pl->nblocks * g->groups * pl->ntiles;
     CC_T *col = ws;
-    const int old = CC_BLAS_GET_THREADS();
-    CC_BLAS_SET_THREADS(1);
-#pragma omp parallel num_threads(pl->nt)
+    const cc_stop_t stop = cc_stop_flag();
+    cc_blas_single();
+#pragma omp parallel num_threads(pl->nt) if (pl->nt > 1)
     {
         CC_T *yt = ws + K * ld + (int64_t)omp_get_thread_num() * pl->chunk * ld;
-        for (int64_t tt = 0; tt < tiles; ++tt) {
+        for (int64_t tt = 0; tt < tiles && !CC_STOPPED(stop); ++tt) {
             const cc_item d = cc_decode(g, pl, tt * pl->nchunks, pl->cog);
             const int64_t p0 = pl->nb == 1 ? d.tile * pl->ncols : 0;
             const int64_t np = pl->nb == 1 ? cc_min64(P - p0, pl->ncols) : P;
@@ -149,7 +151,6 @@ static void CC_FN(cc_fwd_shared_col_)(const cc_geom *g, const cc_plan *pl, const
             }
         }
     }
-    CC_BLAS_SET_THREADS(old);
 }
 
 int64_t CC_FN(cc_conv_fwd_workspace_elems_)(const cc_geom *g, int nthreads, int in_place) {
@@ -177,7 +178,7 @@ int CC_FN(cc_conv_fwd_)(const cc_geom *g, int m, const CC_T *x, const CC_T *w,
     if (m == CC_M_SHIFT)
         return CC_FN(cc_conv_fwd_shift_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
     cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), m == CC_M_GEMM_1X1, &pl);
-    if (!CC_FN(cc_ws_ok_)(&pl, 0, ws_bytes)) return CC_ERR_NOMEM;
+    if (!CC_FN(cc_ws_ok_)(&pl, ws_bytes)) return CC_ERR_NOMEM;
     if (pl.P == 0 || g->batch == 0 || g->c_out == 0) return CC_OK;
     if (pl.cig * pl.kk == 0) { /* no input channels: y is the bias */
         for (int64_t n = 0; n < g->batch; ++n)
@@ -187,7 +188,7 @@ int CC_FN(cc_conv_fwd_)(const cc_geom *g, int m, const CC_T *x, const CC_T *w,
         return CC_OK;
     }
     CC_T *wsT = (CC_T *)ws;
-    if (pl.omp && pl.nchunks > 1 && !pl.direct) {
+    if (pl.nchunks > 1 && !pl.direct) { /* (whatever the threads: the plan decides) */
         CC_FN(cc_fwd_shared_col_)(g, &pl, x, w, bias, y, wsT);
         return CC_OK;
     }
@@ -200,7 +201,7 @@ int CC_FN(cc_conv_fwd_)(const cc_geom *g, int m, const CC_T *x, const CC_T *w,
 static inline void CC_FN(cc_adj_item_)(const cc_geom *g, const cc_plan *pl,
                                       const CC_T *y, const CC_T *w,
                                       const CC_T *bias, CC_T *x, CC_T *slab,
-                                      int64_t it) {
+                                      int64_t it, cc_stop_t stop) {
     const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin;
     /* adjoint items do not include column tiles: those run inside the item */
     cc_plan q = *pl;
@@ -232,7 +233,7 @@ static inline void CC_FN(cc_adj_item_)(const cc_geom *g, const cc_plan *pl,
         const int64_t n = d.n0;
         const CC_T *yg = y + (n * g->c_out + d.gi * pl->cog) * P;
         CC_T *xc = x + (n * g->c_in + d.gi * pl->cig + d.c0) * nin;
-        for (int64_t t = 0; t < pl->ntiles; ++t) {
+        for (int64_t t = 0; t < pl->ntiles && !CC_STOPPED(stop); ++t) { /* (tiles can take long) */
             const int64_t p0 = t * pl->ncols;
             const int64_t np = cc_min64(P - p0, pl->ncols);
             if (pl->direct) {
@@ -284,68 +285,85 @@ int CC_FN(cc_conv_adj_)(const cc_geom *g, int m, const CC_T *y, const CC_T *w,
     if (!cc_conv_adj_applies(m, g)) return CC_ERR_ARG;
     cc_plan pl;
     cc_plan_adj(g, nthreads, (int64_t)sizeof(CC_T), m == CC_M_GEMM_1X1, &pl);
-    if (!CC_FN(cc_ws_ok_)(&pl, 0, ws_bytes)) return CC_ERR_NOMEM;
+    if (!CC_FN(cc_ws_ok_)(&pl, ws_bytes)) return CC_ERR_NOMEM;
     if (pl.nin == 0 || g->batch == 0 || g->c_in == 0) return CC_OK;
     CC_T *wsT = (CC_T *)ws;
     CC_RUN_ITEMS(pl, pl.ws_per_thread,
-                 CC_FN(cc_adj_item_)(g, &pl, y, w, bias, x, slab, it));
+                 CC_FN(cc_adj_item_)(g, &pl, y, w, bias, x, slab, it, stop_));
     return CC_OK;
 }
 
 /* ---------------------------------------------------------------- wgrad */
-/* Accumulates one item's share into gw (beta = 1): its images or tile, its
- * group, and the weight-gradient columns of its input channels (every
- * output channel of the group). */
-static inline void CC_FN(cc_wgrad_item_)(const cc_geom *g, const cc_plan *pl,
-                                        const CC_T *x, const CC_T *gy, CC_T *gw,
-                                        CC_T *slab, int64_t it) {
+/* One GEMM of the weight gradient: the (block, tile) pair `pair` of group
+ * gi, input channels [c0, c0 + nc), into dst (the weight gradient's layout,
+ * beta = 0 for the item's first pair, then 1). */
+static inline void CC_FN(cc_wgrad_pair_)(const cc_geom *g, const cc_plan *pl, const CC_T *x,
+                                        const CC_T *gy, CC_T *dst, CC_T *slab, int64_t pair,
+                                        int64_t gi, int64_t c0, int64_t nc, CC_T beta) {
     const int64_t K = pl->cig * pl->kk, P = pl->P, nin = pl->nin, cog = pl->cog;
-    const cc_item d = cc_decode(g, pl, it, pl->cig);
-    if (d.nc <= 0 || d.nbi <= 0) return;
-    const int64_t rows = d.nc * pl->kk;
-    CC_T *gwg = gw + d.gi * cog * K + d.c0 * pl->kk;
+    const int64_t rows = nc * pl->kk;
+    CC_T *gwg = dst + gi * cog * K + c0 * pl->kk;
+    const int64_t tile = pair % pl->ntiles, n0 = pair / pl->ntiles * pl->nb;
     if (pl->nb == 1) {
-        const int64_t n = d.n0;
-        const int64_t p0 = d.tile * pl->ncols;
+        const int64_t n = n0;
+        const int64_t p0 = tile * pl->ncols;
         const int64_t np = cc_min64(P - p0, pl->ncols);
-        const CC_T *xg = x + (n * g->c_in + d.gi * pl->cig + d.c0) * nin;
-        const CC_T *gyg = gy + (n * g->c_out + d.gi * cog) * P + p0;
+        const CC_T *xg = x + (n * g->c_in + gi * pl->cig + c0) * nin;
+        const CC_T *gyg = gy + (n * g->c_out + gi * cog) * P + p0;
         const CC_T *B = xg + p0;
         int64_t ldb = nin;
         if (!pl->direct) {
-            CC_FN(cc_im2col_)(g, d.nc, xg, p0, np, slab, np);
+            CC_FN(cc_im2col_)(g, nc, xg, p0, np, slab, np);
             B = slab;
             ldb = np;
         }
         CC_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, cog, rows, np, (CC_T)1,
-                gyg, P, B, ldb, (CC_T)1, gwg, K);
+                gyg, P, B, ldb, beta, gwg, K);
         return;
     }
-    const int64_t ncl = d.nbi * P, ld = pl->ncols;
+    const int64_t nbi = cc_min64(pl->nb, g->batch - n0);
+    const int64_t ncl = nbi * P, ld = pl->ncols;
     CC_T *col = slab, *gyt = slab + rows * ld;
-    for (int64_t j = 0; j < d.nbi; ++j) {
-        CC_FN(cc_im2col_)(g, d.nc,
-                          x + ((d.n0 + j) * g->c_in + d.gi * pl->cig + d.c0) * nin,
+    for (int64_t j = 0; j < nbi; ++j) {
+        CC_FN(cc_im2col_)(g, nc, x + ((n0 + j) * g->c_in + gi * pl->cig + c0) * nin,
                           0, P, col + j * P, ld);
         for (int64_t co = 0; co < cog; ++co)
             memcpy(gyt + co * ld + j * P,
-                   gy + ((d.n0 + j) * g->c_out + d.gi * cog + co) * P,
+                   gy + ((n0 + j) * g->c_out + gi * cog + co) * P,
                    (size_t)P * sizeof(CC_T));
     }
     CC_GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, cog, rows, ncl, (CC_T)1, gyt,
-            ld, col, ld, (CC_T)1, gwg, K);
+            ld, col, ld, beta, gwg, K);
 }
 
+/* Item it of the plan (cc_plan_wgrad): segment s, group gi, chunk of input
+ * channels; its pairs in order into gw (segment 0) or the segment's
+ * partial sum. */
+static inline void CC_FN(cc_wgrad_item_)(const cc_geom *g, const cc_plan *pl, const CC_T *x,
+                                        const CC_T *gy, CC_T *gw, CC_T *parts, CC_T *slab,
+                                        int64_t it, cc_stop_t stop) {
+    const int64_t ch = it % pl->nchunks, gi = it / pl->nchunks % g->groups;
+    const int64_t s = it / pl->nchunks / g->groups;
+    const int64_t c0 = ch * pl->chunk, nc = cc_min64(pl->chunk, pl->cig - c0);
+    if (nc <= 0) return;
+    const int64_t wsz = g->c_out * pl->cig * pl->kk;
+    CC_T *dst = s == 0 ? gw : parts + (s - 1) * wsz;
+    const int64_t p0 = s * pl->pps, p1 = cc_min64(p0 + pl->pps, pl->nblocks * pl->ntiles);
+    for (int64_t pr = p0; pr < p1 && !CC_STOPPED(stop); ++pr)
+        CC_FN(cc_wgrad_pair_)(g, pl, x, gy, dst, slab, pr, gi, c0, nc,
+                              pr == p0 ? (CC_T)0 : (CC_T)1);
+}
+
+/* The segments' partial sums (weight-sized, behind the per-thread slabs). */
 static inline int64_t CC_FN(cc_wgrad_extra_)(const cc_geom *g, const cc_plan *pl) {
-    /* OpenMP: each thread keeps a private weight-sized partial sum */
-    return pl->omp ? g->c_out * pl->cig * pl->kk : 0;
+    return (pl->nseg - 1) * g->c_out * pl->cig * pl->kk;
 }
 
 int64_t CC_FN(cc_conv_wgrad_workspace_elems_)(const cc_geom *g, int nthreads, int in_place) {
     if (!cc_geom_valid(g)) return -1;
     cc_plan pl;
     cc_plan_wgrad(g, nthreads, (int64_t)sizeof(CC_T), in_place, &pl);
-    return (pl.ws_per_thread + CC_FN(cc_wgrad_extra_)(g, &pl)) * pl.ws_threads;
+    return pl.ws_per_thread * pl.ws_threads + CC_FN(cc_wgrad_extra_)(g, &pl);
 }
 
 /* The weight gradient by method m: CC_M_IM2COL, CC_M_GEMM_1X1 or CC_M_IGEMM. */
@@ -358,36 +376,34 @@ int CC_FN(cc_conv_wgrad_)(const cc_geom *g, int m, const CC_T *x, const CC_T *gy
     cc_plan_wgrad(g, nthreads, (int64_t)sizeof(CC_T), m == CC_M_GEMM_1X1, &pl);
     const int64_t wsz = g->c_out * pl.cig * pl.kk;
     const int64_t extra = CC_FN(cc_wgrad_extra_)(g, &pl);
-    if (!CC_FN(cc_ws_ok_)(&pl, extra, ws_bytes)) return CC_ERR_NOMEM;
+    if ((pl.ws_per_thread * pl.ws_threads + extra) * (int64_t)sizeof(CC_T) > ws_bytes)
+        return CC_ERR_NOMEM;
     if (wsz == 0) return CC_OK;
-    memset(gw, 0, (size_t)wsz * sizeof(CC_T));
-    if (pl.P == 0 || g->batch == 0 || pl.cog == 0) return CC_OK;
+    if (pl.P == 0 || g->batch == 0 || pl.cog == 0) {
+        memset(gw, 0, (size_t)wsz * sizeof(CC_T));
+        return CC_OK;
+    }
     CC_T *wsT = (CC_T *)ws;
-    const int old = CC_BLAS_GET_THREADS();
-    if (pl.omp) {
-        const int64_t slabsz = pl.ws_per_thread + extra;
-        CC_BLAS_SET_THREADS(1);
-#pragma omp parallel num_threads(pl.nt)
-        {
-            CC_T *part = wsT + (int64_t)omp_get_thread_num() * slabsz;
-            memset(part, 0, (size_t)wsz * sizeof(CC_T));
+    CC_T *parts = extra ? wsT + pl.ws_per_thread * pl.ws_threads : NULL;
+    const cc_stop_t stop = cc_stop_flag();
+    cc_blas_single();
+#pragma omp parallel num_threads(pl.nt) if (pl.omp)
+    {
+        CC_T *slab = pl.ws_per_thread ? wsT + (int64_t)omp_get_thread_num() * pl.ws_per_thread
+                                      : NULL;
 #pragma omp for schedule(static)
-            for (int64_t it = 0; it < pl.items; ++it)
-                CC_FN(cc_wgrad_item_)(g, &pl, x, gy, part, part + extra, it);
-            /* fixed-order reduction of the threads' partial sums */
+        for (int64_t it = 0; it < pl.items; ++it)
+            if (!CC_STOPPED(stop)) CC_FN(cc_wgrad_item_)(g, &pl, x, gy, gw, parts, slab, it, stop);
+        /* the segments' partial sums, added in segment order */
+        if (pl.nseg > 1) {
 #pragma omp for schedule(static)
             for (int64_t i = 0; i < wsz; ++i) {
-                CC_T s = 0;
-                for (int t = 0; t < pl.nt; ++t) s += wsT[(int64_t)t * slabsz + i];
+                CC_T s = gw[i];
+                for (int64_t sg = 1; sg < pl.nseg; ++sg) s += parts[(sg - 1) * wsz + i];
                 gw[i] = s;
             }
         }
-    } else {
-        CC_BLAS_SET_THREADS(pl.nt);
-        for (int64_t it = 0; it < pl.items; ++it)
-            CC_FN(cc_wgrad_item_)(g, &pl, x, gy, gw, wsT, it);
     }
-    CC_BLAS_SET_THREADS(old);
     return CC_OK;
 }
 

@@ -188,22 +188,15 @@ int CC_FN(cc_nhwc_fwd_)(const cc_geom *g, const CC_T *x, const CC_T *w,
         wt = wr;
         slabs = wsT + pl.wt_elems;
     }
-    const int old = CC_BLAS_GET_THREADS();
-    if (pl.omp) {
-        CC_BLAS_SET_THREADS(1);
-#pragma omp parallel num_threads(pl.nt)
-        {
-            CC_T *slab = slabs + (int64_t)omp_get_thread_num() * pl.slab_elems;
+    const cc_stop_t stop = cc_stop_flag();
+    cc_blas_single();
+#pragma omp parallel num_threads(pl.nt) if (pl.omp)
+    {
+        CC_T *slab = pl.slab_elems ? slabs + (int64_t)omp_get_thread_num() * pl.slab_elems : NULL;
 #pragma omp for schedule(static)
-            for (int64_t it = 0; it < pl.items; ++it)
-                CC_FN(cc_nhwc_item_)(g, &pl, x, wt, bias, y, y_cl, slab, it);
-        }
-    } else {
-        CC_BLAS_SET_THREADS(pl.nt);
         for (int64_t it = 0; it < pl.items; ++it)
-            CC_FN(cc_nhwc_item_)(g, &pl, x, wt, bias, y, y_cl, slabs, it);
+            if (!CC_STOPPED(stop)) CC_FN(cc_nhwc_item_)(g, &pl, x, wt, bias, y, y_cl, slab, it);
     }
-    CC_BLAS_SET_THREADS(old);
     return CC_OK;
 }
 

@@ -99,22 +99,15 @@ int CC_FN(cc_conv_fwd_shift_)(const cc_geom *g, const CC_T *x, const CC_T *w,
                 for (int64_t t = 0; t < kk; ++t)
                     wt[((gi * kk + t) * cog + co) * cig + ci] = src[t];
             }
-    const int old = CC_BLAS_GET_THREADS();
-    if (sp.nt > 1) {
-        CC_BLAS_SET_THREADS(1);
-#pragma omp parallel num_threads(sp.nt)
-        {
-            CC_T *slab = slabs + (int64_t)omp_get_thread_num() * sp.per_thread;
+    const cc_stop_t stop = cc_stop_flag();
+    cc_blas_single();
+#pragma omp parallel num_threads(sp.nt) if (sp.nt > 1)
+    {
+        CC_T *slab = slabs + (int64_t)omp_get_thread_num() * sp.per_thread;
 #pragma omp for schedule(static)
-            for (int64_t it = 0; it < sp.items; ++it)
-                CC_FN(cc_shift_item_)(g, &sp, x, wt, bias, y, slab, it);
-        }
-    } else {
-        CC_BLAS_SET_THREADS(1);
         for (int64_t it = 0; it < sp.items; ++it)
-            CC_FN(cc_shift_item_)(g, &sp, x, wt, bias, y, slabs, it);
+            if (!CC_STOPPED(stop)) CC_FN(cc_shift_item_)(g, &sp, x, wt, bias, y, slab, it);
     }
-    CC_BLAS_SET_THREADS(old);
     return CC_OK;
 }
 

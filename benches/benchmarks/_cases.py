@@ -1,3 +1,3 @@
 """The benchmark layers (cconv/_zoo.py, where ``cconv tune`` finds them too)."""
 
-from cconv._zoo import CASES, EXTRA, FAMILIES  # noqa: F401
+from cconv._zoo import CASES, EXTRA, FAMILIES, SMALL  # noqa: F401

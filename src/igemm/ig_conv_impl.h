@@ -242,7 +242,8 @@ int IG_FN(cc_conv_fwd_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *w, co
     ig_plan_koff(g, &p, koff);
     const int64_t npanels = g->groups * p.mpan;
     const int mr = p.mr;
-#pragma omp parallel num_threads(p.nt)
+    const cc_stop_t stop = cc_stop_flag();
+#pragma omp parallel num_threads(p.nt) if (p.nt > 1)
     {
         /* the weight, packed once: MR rows per panel, k-major, zero rows past cog */
 #pragma omp for schedule(static)
@@ -274,7 +275,8 @@ int IG_FN(cc_conv_fwd_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *w, co
             memset(band + p.band_elems, 0, (size_t)(band_sz - p.band_elems + nr_pad) * sizeof(IG_T));
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < p.items; ++it)
-            IG_FN(ig_item_)(g, &p, x, ap, koff, bias, y, band, bp, tile, poff, it, kern);
+            if (!CC_STOPPED(stop))
+                IG_FN(ig_item_)(g, &p, x, ap, koff, bias, y, band, bp, tile, poff, it, kern);
     }
     return CC_OK;
 }

@@ -42,13 +42,15 @@ int IG_FN(cc_conv_wgrad_igemm_)(const cc_geom *g, const IG_T *x, const IG_T *gy,
     const int64_t al = 64 / es, band_sz = ig_round_up(p->band_elems, al);
     const int mrw = wp.mrw, nrw = wp.nrw, lanes = wp.lanes;
     const int64_t plane = Do * Ho * Wo, cog = p->cog, nib = wp.copad / mrw;
-#pragma omp parallel num_threads(wp.nt)
+    const cc_stop_t stop = cc_stop_flag();
+#pragma omp parallel num_threads(wp.nt) if (wp.nt > 1)
     {
         IG_T *band = slabs + (int64_t)omp_get_thread_num() * wp.per_thread;
         IG_T *acc = band + band_sz;
         const IG_T *gyr[IG_MRW_MAX];
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < wp.items; ++it) {
+            if (CC_STOPPED(stop)) continue;
             const int64_t gi = it / wp.nchunks, kb0 = (it % wp.nchunks) * wp.chunkb;
             const int64_t nkbi = cc_min64(wp.chunkb, wp.nkb - kb0);
             memset(acc, 0, (size_t)wp.acc_elems * sizeof(IG_T));

@@ -204,6 +204,7 @@ static int IW_FN(iw_fwd_)(const cc_geom *g, const IG_T *x, const IG_T *w, const 
     const int64_t mpad = p.mpan * p.mr, nr = p.nr, cig = p.cig;
     const int64_t sd = g->stride[0], dd = g->dil[0];
     int seen = 0; /* a non-finite input value (check) */
+    const cc_stop_t stop_flag = cc_stop_flag();
 #pragma omp parallel num_threads(p.nt) if (p.nt > 1)
     {
         const int tid = omp_get_thread_num();
@@ -216,7 +217,7 @@ static int IW_FN(iw_fwd_)(const cc_geom *g, const IG_T *x, const IG_T *w, const 
             int stop;
 #pragma omp atomic read
             stop = seen;
-            if (stop) continue;
+            if (stop || CC_STOPPED(stop_flag)) continue;
             const int64_t pb = it % p.npanels, gi = it / p.npanels;
             const int64_t odl = p.odl, np = p.np, vs = np * cig * nr; /* V: between xi */
             iw_run runs[IW_NR_MAX];

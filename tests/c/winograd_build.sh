@@ -38,7 +38,8 @@ aarch64*)
 esac
 for f in $base; do $CC $CFLAGS -c "$src/$f" -o "$tmp/${f%.c}.o"; objs="$objs $tmp/${f%.c}.o"; done
 $CC $CFLAGS -c "$root/src/simd_isa.c" -o "$tmp/simd_isa.o"
-objs="$objs $tmp/simd_isa.o"
+$CC $CFLAGS -c "$root/src/parallel.c" -o "$tmp/parallel.o"
+objs="$objs $tmp/simd_isa.o $tmp/parallel.o"
 if [ -n "$WITH_DW" ]; then
     dw=$root/src/depthwise
     dwsrc="dw_dispatch.c dw_fwd.c dw_cl.c dw_adj.c dw_wgrad.c dw_rowbuf.c"
