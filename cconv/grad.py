@@ -35,8 +35,9 @@ def _size_arg(fn: str, name: str, size, nsp: int) -> tuple[int, ...]:
         if len(shape) == nsp:
             hint = (" (a size of the spatial dims only is not accepted, as in PyTorch 2.13: give "
                     "the full size, batch and channels included)")
+        what = "(C_out, C_in // groups, *kernel)" if name == "weight_size" else "(N, C, *spatial)"
         raise ValueError(
-            f"{fn}: expected {name} to have {nsp + 2} entries (N, C, *spatial) for a {nsp}-D "
+            f"{fn}: expected {name} to have {nsp + 2} entries {what} for a {nsp}-D "
             f"convolution, but got {name}={list(shape)}{hint}"
         )
     return shape
