@@ -47,11 +47,28 @@ def as_array(xp, name: str, a: Any, fn: str):
             raise TypeError(f"{fn}: {name} must be an array, not None")
         return None
     if xp is np and not isinstance(a, np.ndarray):
+        if _dlpack_only(a):
+            # (e.g. a JAX array or another library's tensor that offers
+            # only the DLPack protocol: a zero-copy view when it is on the CPU)
+            try:
+                return np.from_dlpack(a)
+            except Exception as e:
+                raise TypeError(
+                    f"{fn}: {name} ({type(a).__name__}) could not be read through DLPack "
+                    f"(numpy.from_dlpack: {e}); a CPU array is needed") from None
         try:
             a = np.asarray(a)
         except Exception as e:
             raise TypeError(f"{fn}: {name} could not be converted to an array ({e})") from None
     return a
+
+
+def _dlpack_only(a: Any) -> bool:
+    """True for an object that speaks DLPack but none of NumPy's array
+    protocols (np.asarray would make a 0-d object array of it)."""
+    t = type(a)
+    return (hasattr(t, "__dlpack__") and not hasattr(t, "__array__")
+            and not hasattr(t, "__array_interface__") and not hasattr(t, "__array_struct__"))
 
 
 def check_dtypes(fn: str, **arrays) -> np.dtype:
