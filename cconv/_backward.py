@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _autotune, _kernels, _layout, _outbuf
+from . import _autotune, _kernels, _layout, _outbuf, _padding_mode
 from ._array import get_xp, narrow
 from ._config import get_num_threads, result_empty
 from ._dispatch import _tuned_any, select
@@ -410,7 +410,8 @@ def fast_ok(backend, *arrays) -> bool:
 # public functions
 # --------------------------------------------------------------------------
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                         transposed, output_padding, groups, output_mask, *, backend=None):
+                         transposed, output_padding, groups, output_mask, *, backend=None,
+                         padding_mode="zeros"):
     """Gradients of ``convolution(input, weight, bias, ...)``, as
     ``aten::convolution_backward``.
 
@@ -429,6 +430,13 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     (one that cannot run the backward raises ValueError saying why).
     """
     fn = "convolution_backward"
+    if padding_mode != "zeros":
+        # (the padded input's convolution, the input gradient folded back)
+        tr = check_flag(fn, "transposed", transposed)
+        mode = _padding_mode.check_mode(fn, padding_mode, tr)
+        return _padding_mode.backward(grad_output, input, weight, bias_sizes, stride, padding,
+                                      dilation, output_padding, groups, output_mask, mode,
+                                      backend, convolution_backward)
     if (grad_output is not None and input is not None and weight is not None
             and fast_ok(backend, grad_output, input, weight)):
         res = fast_backward(fn, grad_output, input, input.shape, weight, weight.shape, bias_sizes,
