@@ -30,10 +30,13 @@ def _source_folder_error(err: ImportError) -> ImportError:
 
 
 try:
-    from ._version import __version__
+    from ._version import __version__ as _built_version
     from . import _kernels as _kernels  # noqa: F401  (the compiled core)
 except ImportError as _e:
     raise _source_folder_error(_e) from None
+
+#: the version, from meson.build's project version (written by the build)
+__version__: str = _built_version
 
 from ._dispatch import Backend  # noqa: E402
 from ._config import empty_cache, get_num_threads, set_num_threads, show_config  # noqa: E402
@@ -52,6 +55,7 @@ from ._backward import convolution_backward, convolution_double_backward  # noqa
 from . import grad  # noqa: E402
 
 __all__ = [
+    "__version__",
     "Backend",
     "conv1d",
     "conv2d",

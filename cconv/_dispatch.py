@@ -14,7 +14,35 @@ __all__ = ["Backend", "select", "backend_module", "simd_level", "BACKEND_ORDER"]
 
 
 class Backend(enum.Enum):
-    """The convolution implementations cconv can run."""
+    """The convolution implementations cconv can run.
+
+    Pass a member (or its value, e.g. ``"gemm"``) as ``backend=`` to force
+    one; :func:`select_backend` tells which one a call runs by default.
+
+    Attributes
+    ----------
+    EMPTY
+        Zero-size problems (no arithmetic).
+    GEMM
+        Implicit GEMM on cconv's SIMD micro-kernels (Winograd F(2x2, 3x3)
+        for suitable 3x3 stride-1 layers), OpenBLAS GEMM for 1x1 and the
+        gradients.
+    GEMM_TRANSPOSE
+        Transposed convolutions: OpenBLAS GEMM and col2im.
+    DEPTHWISE
+        Direct SIMD kernels for depthwise convolutions (``groups == C_in``).
+    WINOGRAD_DEPTHWISE_3X3
+        Winograd F(2, 3) for float32 3x3 stride-1 depthwise layers (taken
+        by benchmark mode or on request).
+    CUDA_GEMM, CUDA_GEMM_TRANSPOSE, CUDA_DEPTHWISE
+        The same on CuPy arrays (a CUDA GPU).
+
+    Examples
+    --------
+    >>> import cconv
+    >>> cconv.Backend("gemm") is cconv.Backend.GEMM
+    True
+    """
 
     EMPTY = "empty"
     GEMM = "gemm"
