@@ -18,7 +18,7 @@ transposed convolutions accept only ``'zeros'`` (ValueError); ``'same'``
 pads ``d * (k - 1)`` in total per dimension, the odd one after, and is
 rejected with a stride; ``'reflect'`` needs each pad smaller than its
 dimension and ``'circular'`` no larger than it (PyTorch's RuntimeError is a
-ValueError here).
+ValueError here); a negative padding crops the input, as ``F.pad`` does.
 """
 from __future__ import annotations
 
@@ -71,9 +71,9 @@ def resolve(fn: str, nsp: int, kernel: tuple, padding: Any, stride: Any,
             total = d * (int(k) - 1)
             out.append((total // 2, total - total // 2))
         return out
+    # (a negative padding crops, as torch.nn.functional.pad does for these
+    # modes; torch.nn.ConvNd passes it there unchecked)
     pads = normalize_int_tuple("padding", padding, nsp, fn)
-    if any(p < 0 for p in pads):
-        raise ValueError(f"{fn}: negative padding is not supported (padding={list(pads)})")
     return [(p, p) for p in pads]
 
 
@@ -82,6 +82,13 @@ def _check_sizes(fn: str, mode: str, shape: tuple, pads: list[tuple[int, int]]) 
     sizes = shape[len(shape) - nsp:]
     for i, (n, (a, b)) in enumerate(zip(sizes, pads)):
         dim = len(shape) - nsp + i
+        crop = max(-a, 0) + max(-b, 0)
+        if crop and n - crop < 1:
+            raise ValueError(
+                f"{fn}: the negative padding ({a}, {b}) crops all of dimension {dim} of input "
+                f"{list(shape)}")
+        n -= crop
+        a, b = max(a, 0), max(b, 0)
         if mode == "reflect" and (a >= n or b >= n):
             raise ValueError(
                 f"{fn}: padding_mode='reflect' needs each padding smaller than its input "
@@ -102,9 +109,13 @@ def pad(xp, x, pads: list[tuple[int, int]], mode: str, fn: str = "pad"):
     """``x`` padded on its last ``len(pads)`` dimensions by ``mode``
     ('reflect', 'replicate' or 'circular'), as ``torch.nn.functional.pad``."""
     _check_sizes(fn, mode, tuple(x.shape), pads)
-    if not any(a or b for a, b in pads):
+    lead = x.ndim - len(pads)
+    if any(a < 0 or b < 0 for a, b in pads):   # crop first
+        x = x[(slice(None),) * lead + tuple(
+            slice(max(-a, 0), n - max(-b, 0)) for n, (a, b) in zip(x.shape[lead:], pads))]
+    width = [(0, 0)] * lead + [(max(a, 0), max(b, 0)) for a, b in pads]
+    if not any(a or b for a, b in width):
         return x
-    width = [(0, 0)] * (x.ndim - len(pads)) + [tuple(p) for p in pads]
     return xp.pad(x, width, mode=_NP_MODE[mode])
 
 
@@ -126,22 +137,31 @@ def pad_adjoint(xp, g, pads: list[tuple[int, int]], mode: str):
     nsp = len(pads)
     lead = g.ndim - nsp
     for ax in range(g.ndim - 1, lead - 1, -1):
-        a, b = pads[ax - lead]
-        if not (a or b):
-            continue
-        n = g.shape[ax] - a - b
-
-        def sl(i, j=None, ax=ax):
-            idx = [slice(None)] * g.ndim
-            idx[ax] = slice(i, i + 1) if j is None else slice(i, j)
-            return tuple(idx)
-
-        r = g[sl(a, a + n)].copy()
-        for j in list(range(a)) + list(range(a + n, a + n + b)):
-            s = _source(mode, n, j - a)
-            r[sl(s)] += g[sl(j)]
-        g = r
+        a0, b0 = pads[ax - lead]
+        a, b = max(a0, 0), max(b0, 0)
+        if a or b:
+            g = _fold(g, ax, a, b, mode)
+        if a0 < 0 or b0 < 0:   # the crop's adjoint: zeros where it cut
+            width = [(0, 0)] * g.ndim
+            width[ax] = (max(-a0, 0), max(-b0, 0))
+            g = xp.pad(g, width)
     return g
+
+
+def _fold(g, ax: int, a: int, b: int, mode: str):
+    """One axis of :func:`pad_adjoint`: ``a`` and ``b`` (> 0) padded
+    positions folded onto the input positions they copy."""
+    n = g.shape[ax] - a - b
+
+    def sl(i, j=None):
+        idx = [slice(None)] * g.ndim
+        idx[ax] = slice(i, i + 1) if j is None else slice(i, j)
+        return tuple(idx)
+
+    r = g[sl(a, a + n)].copy()
+    for j in list(range(a)) + list(range(a + n, a + n + b)):
+        r[sl(_source(mode, n, j - a))] += g[sl(j)]
+    return r
 
 
 def conv(fn: str, nsp: int | None, input, weight, bias, stride, padding, dilation, groups,

@@ -181,7 +181,8 @@ def test_convolution_entry_and_zeros_default():
      "strided"),
     (lambda x, w: cconv.conv2d(x, w, padding="full", padding_mode="reflect"), ValueError,
      "Invalid padding string"),
-    (lambda x, w: cconv.conv2d(x, w, padding=-1, padding_mode="replicate"), ValueError, "negative padding"),
+    (lambda x, w: cconv.conv2d(x, w, padding=-3, padding_mode="replicate"), ValueError, "crops all"),
+    (lambda x, w: cconv.conv2d(x, w, padding=-1, padding_mode="zeros"), ValueError, "negative padding"),
     (lambda x, w: cconv.conv_transpose2d(x, w, padding_mode="reflect"), ValueError, "only 'zeros'"),
     (lambda x, w: cconv.convolution(x, w, None, 1, 0, 1, True, 0, 1, padding_mode="circular"), ValueError,
      "only 'zeros'"),
@@ -273,3 +274,42 @@ def test_torch_rejects_the_same_calls():
         m(torch.from_numpy(x))
     with pytest.raises(ValueError):
         cconv.conv2d(x, w, padding=6, padding_mode="circular")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_negative_padding_crops(mode):
+    """torch.nn.ConvNd hands a negative padding to F.pad, which crops."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3, 7, 8))
+    w = rng.standard_normal((4, 3, 2, 3))
+    y = cconv.conv2d(x, w, padding=(-1, 2) if mode != "reflect" else (-1, 3), padding_mode=mode)
+    pads = [(-1, -1), (2, 2) if mode != "reflect" else (3, 3)]
+    xp = ref_pad(x, pads, mode)
+    assert xp.shape[2] == 5
+    np.testing.assert_allclose(y, ref_conv(xp, w), rtol=1e-12, atol=1e-12)
+    gy = rng.standard_normal(y.shape)
+    gi, gw, _ = cconv.convolution_backward(gy, x, w, None, 1, pads[0][0:1] + pads[1][0:1], 1, False,
+                                           0, 1, (True, True, False), padding_mode=mode)
+    ref_gi = ref_pad_adjoint(ref_conv_grad_input(gy, w, xp.shape), x.shape, pads, mode)
+    np.testing.assert_allclose(gi, ref_gi, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gw, ref_conv_grad_weight(xp, gy, w.shape), rtol=1e-12, atol=1e-12)
+    assert not gi[:, :, 0].any() and not gi[:, :, -1].any()   # the cropped rows get nothing
+    try:
+        import torch
+    except ImportError:
+        return
+    m = torch.nn.Conv2d(3, 4, (2, 3), padding=(-1, pads[1][0]), padding_mode=mode, bias=False).double()
+    with torch.no_grad():
+        m.weight.copy_(torch.from_numpy(w))
+    xt = torch.from_numpy(x).requires_grad_(True)
+    yt = m(xt)
+    yt.backward(torch.from_numpy(gy))
+    np.testing.assert_allclose(y, yt.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gi, xt.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_zero_batch():
+    x = np.zeros((0, 2, 4, 5), np.float32)
+    w = np.ones((3, 2, 3, 3), np.float32)
+    for mode in ("reflect", "replicate", "circular"):
+        assert cconv.conv2d(x, w, padding=1, padding_mode=mode).shape == (0, 3, 4, 5)
