@@ -226,7 +226,7 @@ def run_blocks(contenders, repeat, warmup, block, sync=None):
     as in a user's loop, not a call of the other one: two OpenMP runtimes
     (cconv's libgomp, torch's bundled one) each keep their workers spinning
     for a while after a parallel region, and on 2 cores the other library's
-    spinning worker delays the next call's own worker (session 15, AMD EPYC,
+    spinning worker delays the next call's own worker (AMD EPYC, AVX2,
     2 threads: cconv's 0.1 ms depthwise call took 0.22 ms interleaved
     against 0.16 ms in blocks, torch's 0.57 against 0.46 ms; the effect
     fades with the call's length)."""

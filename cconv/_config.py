@@ -156,9 +156,9 @@ def show_config(file: Any = None) -> None:
 
     out = file if file is not None else sys.stdout
     try:
-        from . import _cuda
+        from .cuda import _cupy
 
-        cuda = _cuda.describe()
+        cuda = _cupy.describe()
     except Exception as e:  # pragma: no cover - defensive
         cuda = f"unavailable ({e})"
     lines = [

@@ -19,6 +19,8 @@ cnp.import_array()
 
 include "_isa.pxi"
 
+from . import _trace
+
 cdef extern from "nhwc_conv.h" nogil:
     int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize)
     int cc_nhwc_fwd_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
@@ -59,6 +61,8 @@ def fwd(tuple geom, x, w, b, y, int y_cl, ws, int nthreads):
         raise MemoryError("cconv: the convolution's scratch memory is smaller than the kernel needs")
     if rc != CC_OK:
         raise ValueError("cconv: the channels-last kernel rejected the convolution geometry")
+    if _trace.events is not None:
+        _trace.events.append(("fwd", "nhwc"))
 
 
 cdef extern from "transpose.h" nogil:

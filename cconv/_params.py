@@ -8,9 +8,8 @@ offending argument, the way PyTorch's ``_convolution`` and
 from __future__ import annotations
 
 import dataclasses
-import functools
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -73,11 +72,14 @@ def normalize_int_tuple(name: str, value: Any, nsp: int, fn: str) -> tuple[int, 
 
 @dataclass(frozen=True)
 class ConvParams:
-    """One convolution problem, in the user's view (see docs/internals.md).
+    """One convolution problem, in the user's view (see docs/design.md).
 
     Shapes are batched: input ``(batch, c_in, *in_size)``, weight
     ``(c_out, c_in // groups, *kernel)`` or, transposed,
     ``(c_in, c_out // groups, *kernel)``, output ``(batch, c_out, *out_size)``.
+    Immutable; its hash and plain geometry are computed once, at creation
+    (every call looks its problem up in the dispatch caches: hashing 16
+    fields anew took about 1.5 us).
     """
 
     nsp: int
@@ -95,21 +97,28 @@ class ConvParams:
     dilation: tuple[int, ...]
     output_padding: tuple[int, ...]
     dtype: Any = None
+    _geom: tuple = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._derive()
+
+    def _derive(self) -> None:
+        object.__setattr__(self, "_geom", self._make_geom())
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f.name) for f in _FIELDS)))
 
     def __hash__(self) -> int:
-        # the fields' hash, computed once per instance: every call looks its
-        # problem up in the dispatch cache, and hashing 16 fields anew took
-        # about 1.5 us (dataclass keeps an explicit __hash__)
-        h = self.__dict__.get("_hash")
-        if h is None:
-            h = hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
-            self.__dict__["_hash"] = h
-        return h
+        return self._hash
 
     def __getstate__(self) -> dict:
-        # the fields only: the caches (_hash, _geom, the chosen backend, the
-        # dtype memo) belong to this process (str hashes vary between runs)
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        # the fields only: the derived values are recomputed where the
+        # object lands (hashes of some field types differ between processes)
+        return {f.name: getattr(self, f.name) for f in _FIELDS}
+
+    def __setstate__(self, state: dict) -> None:
+        for k, v in state.items():
+            object.__setattr__(self, k, v)
+        self._derive()
 
     @property
     def input_shape(self) -> tuple[int, ...]:
@@ -132,18 +141,11 @@ class ConvParams:
         return self.groups >= 2 and self.groups == cin
 
     def with_dtype(self, dtype) -> "ConvParams":
+        """The same problem computed in ``dtype`` (itself when it is)."""
         dtype = np.dtype(dtype)
-        if self.dtype == dtype:
+        if self.dtype is not None and self.dtype == dtype:  # (NumPy: None == float64)
             return self
-        memo = self.__dict__.get("_as_dtype")  # the last conversion, kept on the instance
-        if memo is not None and memo[0] == dtype:
-            return memo[1]
-        res = dataclasses.replace(self, dtype=dtype)
-        self.__dict__["_as_dtype"] = (dtype, res)
-        return res
-
-    def with_batch(self, batch: int) -> "ConvParams":
-        return dataclasses.replace(self, batch=int(batch))
+        return dataclasses.replace(self, dtype=dtype)
 
     def flops(self) -> int:
         """Multiply-adds x 2 of the direct convolution."""
@@ -153,12 +155,12 @@ class ConvParams:
         return 2 * self.batch * self.c_out * int(np.prod(self.out_size)) * (self.c_in // self.groups) * k
 
     def geom(self) -> tuple:
-        """The plain-convolution geometry of src/cconv.h, padded to 3-D."""
+        """The plain-convolution geometry of src/cconv.h, padded to 3-D:
+        ``(batch, groups, c_in, c_out, in3, out3, k3, stride3, pad3, dil3)``
+        (for a transposed convolution, the plain one it is the adjoint of)."""
         return self._geom
 
-    @functools.cached_property
-    def _geom(self) -> tuple:
-        # computed once per instance (the instance __dict__ is not a field)
+    def _make_geom(self) -> tuple:
         lead = 3 - self.nsp
 
         def pad3(t, fill):
@@ -180,6 +182,9 @@ class ConvParams:
             pad3(self.pad_before, 0),
             pad3(self.dilation, 1),
         )
+
+
+_FIELDS = tuple(f for f in dataclasses.fields(ConvParams) if f.init)
 
 
 def _check_size(what: str, shape: Sequence[int]) -> None:

@@ -27,6 +27,8 @@ cdef extern from "winograd/winograd.h" nogil:
 
 include "_isa.pxi"
 
+from . import _trace
+
 
 cdef int _fill(cc_geom *g, tuple geom) except -1:
     fill_geom(g, geom)
@@ -65,7 +67,11 @@ def fwd(tuple geom, x, w, b, y, int nthreads):
         raise MemoryError("cconv: out of memory in the Winograd kernel's row buffers")
     if rc != CC_OK:
         raise ValueError("cconv: the Winograd kernel rejected the convolution geometry")
-    return bad != 0
+    if bad:
+        return True
+    if _trace.events is not None:
+        _trace.events.append(("fwd", "winograd_depthwise_3x3"))
+    return False
 
 
 def filter_transform(g, u):

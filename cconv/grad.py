@@ -20,7 +20,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._array import get_xp
 from ._backward import _shape_arg, backward_core, fast_backward, fast_ok
-from ._functional import _F, BackendArg, IntOrTuple, Padding, as_array
+from ._args import as_array
+from ._functional import _F, BackendArg, IntOrTuple, Padding
 
 __all__ = [
     "conv1d_input",

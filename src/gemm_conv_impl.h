@@ -152,41 +152,31 @@ static void CC_FN(cc_fwd_shared_col_)(const cc_geom *g, const cc_plan *pl, const
     CC_BLAS_SET_THREADS(old);
 }
 
-int64_t CC_FN(cc_conv_fwd_workspace_elems_)(const cc_geom *g, int nthreads) {
+int64_t CC_FN(cc_conv_fwd_workspace_elems_)(const cc_geom *g, int nthreads, int in_place) {
     if (!cc_geom_valid(g)) return -1;
     cc_plan pl;
-    cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);
+    cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), in_place, &pl);
     return pl.ws_per_thread * pl.ws_threads;
 }
 
-int CC_FN(cc_conv_fwd_)(const cc_geom *g, const CC_T *x, const CC_T *w,
+/* The forward by method m, which the caller chose (cc_conv_fwd_applies says
+ * which can run g).  Winograd's transforms turn an infinity into inf - inf
+ * = NaN and spread a NaN over whole tiles, so its forward stops with
+ * CC_NONFINITE (y partly written) where w or the input values its tiles
+ * read hold one: the caller then runs a method whose products give the
+ * direct pattern (PyTorch's). */
+int CC_FN(cc_conv_fwd_)(const cc_geom *g, int m, const CC_T *x, const CC_T *w,
                         const CC_T *bias, CC_T *y, void *ws, int64_t ws_bytes,
                         int nthreads) {
-    if (!cc_geom_valid(g)) return CC_ERR_ARG;
+    if (!cc_conv_fwd_applies(m, g, nthreads, (int64_t)sizeof(CC_T))) return CC_ERR_ARG;
     cc_plan pl;
-    const int m = cc_conv_fwd_method(g, nthreads, (int64_t)sizeof(CC_T));
-    if (m == CC_FWD_IGEMM)
+    if (m == CC_M_IGEMM)
         return CC_FN(cc_conv_fwd_igemm_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
-    if (m == CC_FWD_WINO) {
-        /* Winograd's transforms turn an infinity into inf - inf = NaN and
-         * spread a NaN over whole tiles: where w or x holds one, the
-         * implicit GEMM gives the direct product's pattern (PyTorch's).
-         * The checked forward stops there; the implicit GEMM's workspace is
-         * its own, taken on this rare path. */
-        const int r = CC_FN(cc_conv_fwd_wino_checked_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
-        if (r != CC_NONFINITE) return r;
-        const int64_t need = cc_conv_fwd_igemm_workspace(g, nthreads, (int64_t)sizeof(CC_T));
-        if (need < 0) /* (no implicit GEMM for this geometry: Winograd's values) */
-            return CC_FN(cc_conv_fwd_wino_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
-        void *ws2 = malloc((size_t)need);
-        if (!ws2) return CC_ERR_NOMEM;
-        const int r2 = CC_FN(cc_conv_fwd_igemm_)(g, x, w, bias, y, ws2, need, nthreads);
-        free(ws2);
-        return r2;
-    }
-    if (m == CC_FWD_SHIFT)
+    if (m == CC_M_WINO)
+        return CC_FN(cc_conv_fwd_wino_checked_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
+    if (m == CC_M_SHIFT)
         return CC_FN(cc_conv_fwd_shift_)(g, x, w, bias, y, ws, ws_bytes, nthreads);
-    cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), &pl);
+    cc_plan_cols(g, nthreads, (int64_t)sizeof(CC_T), m == CC_M_GEMM_1X1, &pl);
     if (!CC_FN(cc_ws_ok_)(&pl, 0, ws_bytes)) return CC_ERR_NOMEM;
     if (pl.P == 0 || g->batch == 0 || g->c_out == 0) return CC_OK;
     if (pl.cig * pl.kk == 0) { /* no input channels: y is the bias */
@@ -280,19 +270,20 @@ static inline void CC_FN(cc_adj_item_)(const cc_geom *g, const cc_plan *pl,
     free(gs);
 }
 
-int64_t CC_FN(cc_conv_adj_workspace_elems_)(const cc_geom *g, int nthreads) {
+int64_t CC_FN(cc_conv_adj_workspace_elems_)(const cc_geom *g, int nthreads, int in_place) {
     if (!cc_geom_valid(g)) return -1;
     cc_plan pl;
-    cc_plan_adj(g, nthreads, (int64_t)sizeof(CC_T), &pl);
+    cc_plan_adj(g, nthreads, (int64_t)sizeof(CC_T), in_place, &pl);
     return pl.ws_per_thread * pl.ws_threads;
 }
 
-int CC_FN(cc_conv_adj_)(const cc_geom *g, const CC_T *y, const CC_T *w,
+/* The adjoint by method m: CC_M_IM2COL (GEMM + col2im) or CC_M_GEMM_1X1. */
+int CC_FN(cc_conv_adj_)(const cc_geom *g, int m, const CC_T *y, const CC_T *w,
                         const CC_T *bias, CC_T *x, void *ws, int64_t ws_bytes,
                         int nthreads) {
-    if (!cc_geom_valid(g)) return CC_ERR_ARG;
+    if (!cc_conv_adj_applies(m, g)) return CC_ERR_ARG;
     cc_plan pl;
-    cc_plan_adj(g, nthreads, (int64_t)sizeof(CC_T), &pl);
+    cc_plan_adj(g, nthreads, (int64_t)sizeof(CC_T), m == CC_M_GEMM_1X1, &pl);
     if (!CC_FN(cc_ws_ok_)(&pl, 0, ws_bytes)) return CC_ERR_NOMEM;
     if (pl.nin == 0 || g->batch == 0 || g->c_in == 0) return CC_OK;
     CC_T *wsT = (CC_T *)ws;
@@ -350,20 +341,21 @@ static inline int64_t CC_FN(cc_wgrad_extra_)(const cc_geom *g, const cc_plan *pl
     return pl->omp ? g->c_out * pl->cig * pl->kk : 0;
 }
 
-int64_t CC_FN(cc_conv_wgrad_workspace_elems_)(const cc_geom *g, int nthreads) {
+int64_t CC_FN(cc_conv_wgrad_workspace_elems_)(const cc_geom *g, int nthreads, int in_place) {
     if (!cc_geom_valid(g)) return -1;
     cc_plan pl;
-    cc_plan_wgrad(g, nthreads, (int64_t)sizeof(CC_T), &pl);
+    cc_plan_wgrad(g, nthreads, (int64_t)sizeof(CC_T), in_place, &pl);
     return (pl.ws_per_thread + CC_FN(cc_wgrad_extra_)(g, &pl)) * pl.ws_threads;
 }
 
-int CC_FN(cc_conv_wgrad_)(const cc_geom *g, const CC_T *x, const CC_T *gy,
+/* The weight gradient by method m: CC_M_IM2COL, CC_M_GEMM_1X1 or CC_M_IGEMM. */
+int CC_FN(cc_conv_wgrad_)(const cc_geom *g, int m, const CC_T *x, const CC_T *gy,
                           CC_T *gw, void *ws, int64_t ws_bytes, int nthreads) {
-    if (!cc_geom_valid(g)) return CC_ERR_ARG;
-    if (cc_conv_wgrad_method(g, nthreads, (int64_t)sizeof(CC_T)) == CC_WGRAD_IGEMM)
+    if (!cc_conv_wgrad_applies(m, g, nthreads, (int64_t)sizeof(CC_T))) return CC_ERR_ARG;
+    if (m == CC_M_IGEMM)
         return CC_CAT(cc_conv_wgrad_igemm_, CC_SFX)(g, x, gy, gw, ws, ws_bytes, nthreads);
     cc_plan pl;
-    cc_plan_wgrad(g, nthreads, (int64_t)sizeof(CC_T), &pl);
+    cc_plan_wgrad(g, nthreads, (int64_t)sizeof(CC_T), m == CC_M_GEMM_1X1, &pl);
     const int64_t wsz = g->c_out * pl.cig * pl.kk;
     const int64_t extra = CC_FN(cc_wgrad_extra_)(g, &pl);
     if (!CC_FN(cc_ws_ok_)(&pl, extra, ws_bytes)) return CC_ERR_NOMEM;

@@ -43,7 +43,7 @@
 typedef struct cc_plan {
     int omp;        /* 1: OpenMP over items, 0: in order + threaded BLAS */
     int nt;         /* threads */
-    int direct;     /* 1x1, stride 1, no padding, nb == 1: no im2col */
+    int direct;     /* in place (CC_M_GEMM_1X1), 1x1, nb == 1: no im2col */
     int64_t kk;     /* taps per channel: k0*k1*k2 */
     int64_t cig;    /* input channels per group */
     int64_t cog;    /* output channels per group */
@@ -94,10 +94,11 @@ static inline int cc_is_patch(const cc_geom *g) {
     return 1;
 }
 
-/* Common fields and the image batching.  rows_per_col: rows of the im2col
- * buffer (K for fwd/wgrad, cig*kk for the adjoint). */
+/* Common fields and the image batching.  in_place: the method is
+ * CC_M_GEMM_1X1, whose GEMMs read x (and write the adjoint's x) in place
+ * where a work item holds one image; CC_M_IM2COL always copies. */
 static inline void cc_plan_common(const cc_geom *g, int nthreads, int64_t elsize,
-                                  cc_plan *pl) {
+                                  int in_place, cc_plan *pl) {
     pl->nt = nthreads < 1 ? 1 : nthreads;
     pl->kk = g->k[0] * g->k[1] * g->k[2];
     pl->cig = g->c_in / g->groups;
@@ -122,7 +123,7 @@ static inline void cc_plan_common(const cc_geom *g, int nthreads, int64_t elsize
     }
     pl->nb = nb;
     pl->nblocks = cc_ceil_div(g->batch, nb);
-    pl->direct = nb == 1 && cc_is_1x1(g);
+    pl->direct = in_place && nb == 1 && cc_is_1x1(g);
 }
 
 /* Items the plans split further: blocks of images x groups. */
@@ -172,9 +173,9 @@ static inline void cc_plan_tiles(const cc_geom *g, int64_t elsize, cc_plan *pl) 
 /* Forward: tiles over output positions, chunks over output channels (each
  * chunk redoes its tile's im2col, cheap next to the GEMM when it is needed
  * at all: few, small images). */
-static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
+static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize, int in_place,
                                 cc_plan *pl) {
-    cc_plan_common(g, nthreads, elsize, pl);
+    cc_plan_common(g, nthreads, elsize, in_place, pl);
     cc_plan_tiles(g, elsize, pl);
     const int64_t K = pl->cig * pl->kk;
     const int64_t base = cc_plan_base(g, pl), want = cc_plan_want(pl);
@@ -195,9 +196,9 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
  * channels), so no work is repeated; chunks over output channels made
  * every chunk redo its tile's whole im2col (2x64x7x7, 7x7 kernel: 4 chunks,
  * im2col half the time, 3.0 ms against torch's 0.62). */
-static inline void cc_plan_wgrad(const cc_geom *g, int nthreads, int64_t elsize,
+static inline void cc_plan_wgrad(const cc_geom *g, int nthreads, int64_t elsize, int in_place,
                                  cc_plan *pl) {
-    cc_plan_common(g, nthreads, elsize, pl);
+    cc_plan_common(g, nthreads, elsize, in_place, pl);
     cc_plan_tiles(g, elsize, pl);
     const int64_t base = cc_plan_base(g, pl), want = cc_plan_want(pl);
     int64_t nch = 1;
@@ -214,9 +215,9 @@ static inline void cc_plan_wgrad(const cc_geom *g, int nthreads, int64_t elsize,
 
 /* Adjoint: chunks over input channels, so two items never add into the same
  * image rows; column tiles run in order inside an item. */
-static inline void cc_plan_adj(const cc_geom *g, int nthreads, int64_t elsize,
+static inline void cc_plan_adj(const cc_geom *g, int nthreads, int64_t elsize, int in_place,
                                cc_plan *pl) {
-    cc_plan_common(g, nthreads, elsize, pl);
+    cc_plan_common(g, nthreads, elsize, in_place, pl);
     const int64_t base = cc_plan_base(g, pl), want = cc_plan_want(pl);
     const int64_t P = pl->P > 0 ? pl->P : 1;
     int64_t nch = 1;

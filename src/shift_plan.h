@@ -21,14 +21,20 @@ typedef struct cc_shift_plan {
     int64_t wt_elems;       /* weight by tap, shared */
 } cc_shift_plan;
 
-/* Stride 1 everywhere, several taps, enough input channels for the per-tap
- * GEMMs (K = cig) to run at speed, and output rows wide enough that the
- * wide columns waste little. */
+/* What the shifted GEMMs can run: stride 1 everywhere, input channels. */
 static inline int cc_shift_applies(const cc_geom *g) {
+    return g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 &&
+           g->c_in >= g->groups && g->c_in > 0;
+}
+
+/* Where the defaults want them: several taps, enough input channels for
+ * the per-tap GEMMs (K = cig) to run at speed, and output rows wide enough
+ * that the wide columns waste little. */
+static inline int cc_shift_wanted(const cc_geom *g) {
     const int64_t kk = g->k[0] * g->k[1] * g->k[2];
     const int64_t cig = g->c_in / g->groups;
     const int64_t P = g->out[0] * g->out[1] * g->out[2];
-    if (g->stride[0] != 1 || g->stride[1] != 1 || g->stride[2] != 1) return 0;
+    if (!cc_shift_applies(g)) return 0;
     if (kk < 2 || cig < 16 || P < 256 || g->batch < 1) return 0;
     const int64_t extw = (g->k[2] - 1) * g->dil[2];
     if (g->out[1] > 1 && g->out[2] < 3 * extw) return 0;

@@ -351,8 +351,11 @@ static inline int64_t dw_cl_width(const dw_dims *d)
 
 DW_HIDDEN int64_t cc_dw_nhwc_block(int64_t elsize);
 
-/* 1 when the forward of d should run channels-last (dw_cl.c says where). */
-DW_HIDDEN int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize);
+/* The channels-last path of the forward: 1 when it can run d (multiplier 1,
+ * per-thread buffers within DW_CL_MAX_BYTES); 1 when the defaults want it
+ * (dw_cl.c says where it wins). */
+DW_HIDDEN int cc_dw_cl_applies(const dw_dims *d, int64_t elsize);
+DW_HIDDEN int cc_dw_cl_wanted(const dw_dims *d);
 DW_HIDDEN int cc_dw_fwd_cl_f32(const dw_dims *d, const float *x, const float *w,
                                const float *bias, float *y, int nthreads);
 DW_HIDDEN int cc_dw_fwd_cl_f64(const dw_dims *d, const double *x, const double *w,

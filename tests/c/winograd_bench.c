@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "depthwise/depthwise.h"
+#include "dw_paths.h"
 #include "simd_isa.h"
 #include "winograd.h"
 
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
                 const double t0 = now(nt);
                 for (int i = 0; i < inner; i++) {
                     if (k == 0)
-                        cc_dw_fwd_f32(&g, x, wt, b, y, nt);
+                        cc_dw_fwd_f32(&g, dw_default_path(&g, 4), x, wt, b, y, nt);
                     else
                         cc_wdw_fwd_f32(&g, x, wt, b, y, nt, NULL);
                 }
