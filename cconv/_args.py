@@ -32,6 +32,15 @@ def as_array(xp, name: str, a: Any, fn: str):
     if xp is np and type(a) is not np.ndarray:
         if isinstance(a, np.ndarray):
             return base_ndarray(name, a, fn)
+        if _dlpack_only(a):
+            # (e.g. a JAX array or another library's tensor that offers
+            # only the DLPack protocol: a zero-copy view when it is on the CPU)
+            try:
+                return np.from_dlpack(a)
+            except Exception as e:
+                raise TypeError(
+                    f"{fn}: {name} ({type(a).__name__}) could not be read through DLPack "
+                    f"(numpy.from_dlpack: {e}); a CPU array is needed") from None
         try:
             a = np.asarray(a)
         except Exception as e:
@@ -49,6 +58,14 @@ def base_ndarray(name: str, a: np.ndarray, fn: str) -> np.ndarray:
             f"ignored); pass {name}.filled(value) or numpy.asarray({name}) for its data"
         )
     return a.view(np.ndarray)
+
+
+def _dlpack_only(a: Any) -> bool:
+    """True for an object that speaks DLPack but none of NumPy's array
+    protocols (np.asarray would make a 0-d object array of it)."""
+    t = type(a)
+    return (hasattr(t, "__dlpack__") and not hasattr(t, "__array__")
+            and not hasattr(t, "__array_interface__") and not hasattr(t, "__array_struct__"))
 
 
 def check_dtypes(fn: str, **arrays) -> np.dtype:
@@ -71,7 +88,9 @@ def check_dtypes(fn: str, **arrays) -> np.dtype:
             dt, first = d, name
         elif d != dt:
             raise TypeError(
-                f"{fn}: {first} dtype ({dt}) and {name} dtype ({d}) should be the same"
+                f"{fn}: {first} dtype ({dt}) and {name} dtype ({d}) should be the same; "
+                f"cast with {name}.astype({first}.dtype) (cconv does not promote dtypes, as "
+                f"PyTorch does not)"
             )
     return dt
 

@@ -16,20 +16,77 @@ _state = {"on": False}
 
 
 def set_benchmark(on: bool) -> None:
-    """Turn benchmark mode on or off: when on, the first call of each
-    problem (shapes, dtype, parameters, thread count) times every method
-    that can compute it and later calls run the fastest."""
+    """Turn benchmark mode on or off.
+
+    In benchmark mode the first call of each problem (shapes, dtype,
+    parameters, thread count) times every method that can compute it and
+    later calls run the fastest, as cuDNN's benchmark mode.
+
+    Parameters
+    ----------
+    on : bool
+        True to turn it on.
+
+    See Also
+    --------
+    benchmark : the same for a ``with`` block.
+    tune : measure once and keep the winners in the tuning file.
+
+    Examples
+    --------
+    >>> import cconv
+    >>> cconv.set_benchmark(True)
+    >>> cconv.get_benchmark()
+    True
+    >>> cconv.set_benchmark(False)
+    """
     _state["on"] = bool(on)
 
 
 def get_benchmark() -> bool:
-    """Whether benchmark mode is on."""
+    """Whether benchmark mode is on (see :func:`set_benchmark`).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> import cconv
+    >>> cconv.get_benchmark()
+    False
+    """
     return _state["on"]
 
 
 @contextlib.contextmanager
 def benchmark(on: bool = True) -> Iterator[None]:
-    """Context manager: benchmark mode inside the block."""
+    """Benchmark mode inside a ``with`` block, the previous setting after it.
+
+    Parameters
+    ----------
+    on : bool, default True
+        The setting inside the block.
+
+    Yields
+    ------
+    None
+
+    See Also
+    --------
+    set_benchmark
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import cconv
+    >>> x = np.ones((1, 8, 16, 16), np.float32)
+    >>> w = np.ones((8, 8, 3, 3), np.float32)
+    >>> with cconv.benchmark():
+    ...     y = cconv.conv2d(x, w, padding=1)   # times the backends once, keeps the fastest
+    >>> cconv.get_benchmark()
+    False
+    """
     old = _state["on"]
     _state["on"] = bool(on)
     try:

@@ -22,17 +22,19 @@ comes from ``_array.get_xp``, so the same code serves CuPy arrays.
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from typing import Any, Sequence, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from . import _autotune, _complex, _depthwise, _dispatch, _kernels, _layout, _outbuf
+from . import _autotune, _complex, _depthwise, _dispatch, _kernels, _layout, _outbuf, _padding_mode
 from ._args import (
     REAL, NoKey, as_array, check_dtypes, compute_dtype, hk, native, ready, real_contig, remember,
 )
 from ._array import get_xp, narrow
 from ._config import get_num_threads, result_empty
 from ._dispatch import Problem, nonfinite_rule, select
+from ._functional import _F, BackendArg, IntOrTuple, Padding, PaddingMode
 from ._params import ConvParams, check_flag, make_params, normalize_int_tuple
 from ._run import forward_any, run
 
@@ -399,26 +401,114 @@ def fast_ok(backend, *arrays) -> bool:
 # --------------------------------------------------------------------------
 # public functions
 # --------------------------------------------------------------------------
-def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                         transposed, output_padding, groups, output_mask, *, backend=None):
-    """Gradients of ``convolution(input, weight, bias, ...)``, as
-    ``aten::convolution_backward``.
+@overload
+def convolution_backward(grad_output: NDArray[_F], input: NDArray[_F], weight: NDArray[_F],
+                         bias_sizes: Sequence[int] | None, stride: IntOrTuple, padding: Padding,
+                         dilation: IntOrTuple, transposed: bool, output_padding: IntOrTuple,
+                         groups: int, output_mask: Sequence[bool], *, backend: BackendArg = None,
+                         padding_mode: PaddingMode = "zeros"
+                         ) -> tuple[NDArray[_F] | None, NDArray[_F] | None, NDArray[_F] | None]: ...
+@overload
+def convolution_backward(grad_output: ArrayLike, input: ArrayLike, weight: ArrayLike,
+                         bias_sizes: Sequence[int] | None, stride: IntOrTuple, padding: Padding,
+                         dilation: IntOrTuple, transposed: bool, output_padding: IntOrTuple,
+                         groups: int, output_mask: Sequence[bool], *, backend: BackendArg = None,
+                         padding_mode: PaddingMode = "zeros"
+                         ) -> tuple[NDArray[Any] | None, NDArray[Any] | None, NDArray[Any] | None]: ...
+def convolution_backward(grad_output: Any, input: Any, weight: Any, bias_sizes: Any, stride: Any,
+                         padding: Any, dilation: Any, transposed: Any, output_padding: Any,
+                         groups: Any, output_mask: Any, *, backend: BackendArg = None,
+                         padding_mode: Any = "zeros") -> Any:
+    """Gradients of :func:`convolution`, as ``aten::convolution_backward``.
 
-    Returns ``(grad_input, grad_weight, grad_bias)``, None where
-    ``output_mask`` is False; only the masked-in gradients are computed.
-    Batched arrays only (1 to 3 spatial dims); ``grad_output`` must have the
-    forward output's shape.  ``grad_bias`` (shape ``(C_out,)``) is computed
-    whenever ``output_mask[2]`` is True, whether or not ``bias_sizes`` is
-    given; a given ``bias_sizes`` must be ``[C_out]``.  ``output_padding``
-    must be 0 for a non-transposed convolution (as ATen).  ``padding`` may
-    also be ``'same'``/``'valid'`` for a non-transposed convolution.
+    Parameters
+    ----------
+    grad_output : ndarray, shape ``(N, C_out, *out_spatial)``
+        The gradient of the loss with respect to the forward's output (its
+        shape must be the forward output's).
+    input : ndarray, shape ``(N, C_in, *spatial)``
+        The forward's input (batched, 1 to 3 spatial dimensions).
+    weight : ndarray
+        The forward's weight: ``(C_out, C_in // groups, *kernel)``, or
+        transposed ``(C_in, C_out // groups, *kernel)``.
+    bias_sizes : sequence of int or None
+        ``[C_out]`` when the forward had a bias (checked), else None.
+    stride, padding, dilation, transposed, output_padding, groups
+        The forward's parameters, as :func:`convolution` (``padding`` may be
+        ``'same'``/``'valid'`` for a plain convolution; ``output_padding``
+        must be 0 for a plain one, as ATen).
+    output_mask : sequence of 3 bools
+        Which of (grad_input, grad_weight, grad_bias) to compute.
+    backend : Backend or str, optional
+        Run this backend (one that cannot run the backward raises
+        ``ValueError`` saying why).
+    padding_mode : {'zeros', 'reflect', 'replicate', 'circular'}, default 'zeros'
+        The forward's ``padding_mode`` (an extension, see :func:`conv2d`):
+        the gradients of the convolution of the input padded by the mode,
+        the input gradient summed back through the padding.  Plain
+        convolutions only.
 
-    float16 is computed in float32; complex follows autograd:
-    grad_input = conv_transpose(gO, conj(W)), grad_weight = correlation of
-    conj(x) with gO, grad_bias = sum(gO).  ``backend=`` forces a backend
-    (one that cannot run the backward raises ValueError saying why).
+    Returns
+    -------
+    grad_input : ndarray or None
+        Shape of ``input``; None when ``output_mask[0]`` is False.
+    grad_weight : ndarray or None
+        Shape of ``weight``; None when ``output_mask[1]`` is False.
+    grad_bias : ndarray or None
+        Shape ``(C_out,)``, computed whenever ``output_mask[2]`` is True
+        (with or without ``bias_sizes``); None otherwise.
+
+    Raises
+    ------
+    TypeError
+        Not arrays, mixed or unsupported dtypes, an ``output_mask`` that is
+        not 3 bools, wrongly typed parameters.
+    ValueError
+        A ``grad_output`` of the wrong shape, shapes that do not fit,
+        out-of-range parameters, a ``bias_sizes`` that is not ``[C_out]``, a
+        ``backend`` that cannot run the backward.
+
+    See Also
+    --------
+    convolution_double_backward : gradients of these gradients.
+    cconv.grad.conv2d_input, cconv.grad.conv2d_weight : ``torch.nn.grad``'s helpers.
+
+    Notes
+    -----
+    Only the masked-in gradients are computed.  float16 is computed in
+    float32 and rounded once; complex follows autograd's convention:
+    ``grad_input = conv_transpose(gO, conj(W))``, ``grad_weight`` the
+    correlation of ``conj(x)`` with ``gO``, ``grad_bias = sum(gO)``.
+    The input gradient runs on the GEMM backend's transposed form or the
+    depthwise kernels, the weight gradient on OpenBLAS GEMM (or the
+    implicit-GEMM grouped kernels, the depthwise weight-gradient kernels).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import cconv
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.standard_normal((8, 64, 28, 28), dtype=np.float32)
+    >>> w = rng.standard_normal((128, 64, 3, 3), dtype=np.float32)
+    >>> y = cconv.conv2d(x, w, stride=2, padding=1)
+    >>> gy = np.ones_like(y)
+    >>> gx, gw, gb = cconv.convolution_backward(
+    ...     gy, x, w, [128], (2, 2), (1, 1), (1, 1), False, (0, 0), 1, (True, True, True))
+    >>> gx.shape, gw.shape, gb.shape
+    ((8, 64, 28, 28), (128, 64, 3, 3), (128,))
+    >>> gx, gw, gb = cconv.convolution_backward(
+    ...     gy, x, w, None, 2, 1, 1, False, 0, 1, (False, True, False))
+    >>> gx is None, gw.dtype, gb is None
+    (True, dtype('float32'), True)
     """
     fn = "convolution_backward"
+    if padding_mode != "zeros":
+        # (the padded input's convolution, the input gradient folded back)
+        tr = check_flag(fn, "transposed", transposed)
+        mode = _padding_mode.check_mode(fn, padding_mode, tr)
+        return _padding_mode.backward(grad_output, input, weight, bias_sizes, stride, padding,
+                                      dilation, output_padding, groups, output_mask, mode,
+                                      backend, convolution_backward)
     if (grad_output is not None and input is not None and weight is not None
             and fast_ok(backend, grad_output, input, weight)):
         res = fast_backward(fn, grad_output, input, input.shape, weight, weight.shape, bias_sizes,
@@ -438,25 +528,78 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
                          output_mask, backend)
 
 
-def convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, padding, dilation,
-                                transposed, output_padding, groups, output_mask, *, backend=None):
-    """Double backward of ``convolution``, as ATen's
-    ``_convolution_double_backward``: the gradients of
-    ``<ggI, grad_input> + <ggW, grad_weight> + <ggb, grad_bias>`` (the
-    outputs of ``convolution_backward(gO, input, weight, ...)``).
+def convolution_double_backward(ggI: Any, ggW: Any, ggb: Any, gO: Any, weight: Any, input: Any,
+                                stride: IntOrTuple, padding: Padding, dilation: IntOrTuple,
+                                transposed: bool, output_padding: IntOrTuple, groups: int,
+                                output_mask: Sequence[bool], *, backend: BackendArg = None
+                                ) -> tuple[Any, Any, Any]:
+    """Double backward of :func:`convolution`, as ATen's ``_convolution_double_backward``.
 
-    Returns ``(ggO, gI, gW)``:
+    The gradients of ``<ggI, grad_input> + <ggW, grad_weight> + <ggb,
+    grad_bias>``, where those are the outputs of
+    ``convolution_backward(gO, input, weight, ...)``: what a
+    gradient-of-gradient (e.g. a gradient penalty) needs.
 
-    * ``ggO = conv(ggI, W) + conv(input, ggW) + ggb`` (broadcast);
-    * ``gW``  = the weight gradient with ggI in place of the input;
-    * ``gI``  = the input gradient with ggW in place of the weight.
+    Parameters
+    ----------
+    ggI : ndarray or None
+        Shape of ``input``: the incoming gradient of ``grad_input``.
+    ggW : ndarray or None
+        Shape of ``weight``: the incoming gradient of ``grad_weight``.
+    ggb : ndarray or None
+        Shape ``(C_out,)``: the incoming gradient of ``grad_bias``.
+    gO : ndarray, shape ``(N, C_out, *out_spatial)``
+        The ``grad_output`` of the first backward.
+    weight, input : ndarray
+        The forward's weight and input.
+    stride, padding, dilation, transposed, output_padding, groups
+        The forward's parameters, as :func:`convolution`.
+    output_mask : sequence of 3 bools
+        Checked (3 bools) but, as in ATen, does not drop an output.
+    backend : Backend or str, optional
+        Run this backend.
 
-    Any of ggI, ggW, ggb may be None; an output is None only when it cannot
-    be computed (ggO when ggI, ggW and ggb are all None, gI when ggW is None,
-    gW when ggI is None).  Zero-size problems give zeros, where ATen gives
-    None.  ``output_mask`` is checked (3 bools) but, as in ATen, does not
-    drop any output.  Complex follows autograd's convention (the same
-    conjugations as ``convolution_backward``).
+    Returns
+    -------
+    ggO : ndarray or None
+        ``conv(ggI, W) + conv(input, ggW) + ggb``; None when ggI, ggW and
+        ggb are all None.
+    gI : ndarray or None
+        The input gradient with ggW in place of the weight; None when ggW is.
+    gW : ndarray or None
+        The weight gradient with ggI in place of the input; None when ggI is.
+
+    Raises
+    ------
+    TypeError
+        Not arrays, mixed or unsupported dtypes, a bad ``output_mask``.
+    ValueError
+        An incoming gradient whose shape is not its variable's, shapes that
+        do not fit the forward.
+
+    See Also
+    --------
+    convolution_backward
+
+    Notes
+    -----
+    Zero-size problems give zeros where ATen gives None.  Complex follows
+    autograd's convention (the conjugations of :func:`convolution_backward`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import cconv
+    >>> rng = np.random.default_rng(0)
+    >>> x, w = rng.standard_normal((2, 3, 8, 8)), rng.standard_normal((4, 3, 3, 3))
+    >>> gO = rng.standard_normal((2, 4, 8, 8))
+    >>> ggI, ggW = rng.standard_normal(x.shape), rng.standard_normal(w.shape)
+    >>> ggO, gI, gW = cconv.convolution_double_backward(
+    ...     ggI, ggW, None, gO, w, x, 1, 1, 1, False, 0, 1, (True, True, True))
+    >>> ggO.shape, gI.shape, gW.shape
+    ((2, 4, 8, 8), (2, 3, 8, 8), (4, 3, 3, 3))
+    >>> bool(np.allclose(ggO, cconv.conv2d(ggI, w, padding=1) + cconv.conv2d(x, ggW, padding=1)))
+    True
     """
     fn = "convolution_double_backward"
     xp = get_xp(ggI=ggI, ggW=ggW, ggb=ggb, gO=gO, weight=weight, input=input)

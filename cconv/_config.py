@@ -5,6 +5,7 @@ import operator
 import os
 import sys
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -27,14 +28,39 @@ _fork_thread: list[int | None] = [None]
 
 
 def set_num_threads(n: int) -> None:
-    """Use ``n`` threads (n >= 1) in cconv's kernels from now on.
+    """Use ``n`` threads in cconv's kernels from now on.
 
-    The OpenMP runtime is told too, so threadpoolctl sees the setting; a
-    threadpoolctl limit below ``n`` is respected.  A count above 4 x the
-    CPUs this process may run on is clamped to that (more threads than that
-    only wait for cores).  In a child made by ``fork()`` after cconv ran on
-    several threads, calls from the thread that forked stay on one thread
-    whatever the count (see README: Processes)."""
+    Parameters
+    ----------
+    n : int
+        The thread count, >= 1.  The OpenMP runtime is told too, so
+        threadpoolctl sees the setting; a threadpoolctl limit below ``n``
+        is respected.  A count above 4 x the CPUs this process may run on
+        is clamped to that (more threads than that only wait for cores).
+        In a child made by ``fork()`` after cconv ran on several threads,
+        calls from the thread that forked stay on one thread whatever the
+        count (see README: Processes).
+
+    Raises
+    ------
+    TypeError
+        ``n`` is not an int (a bool, a float and a str are not).
+    ValueError
+        ``n`` < 1 or larger than a C int.
+
+    See Also
+    --------
+    get_num_threads
+
+    Examples
+    --------
+    >>> import cconv
+    >>> before = cconv.get_num_threads()
+    >>> cconv.set_num_threads(1)
+    >>> cconv.get_num_threads()
+    1
+    >>> cconv.set_num_threads(before)
+    """
     try:
         if isinstance(n, (bool, np.bool_)):
             raise TypeError
@@ -52,10 +78,22 @@ def set_num_threads(n: int) -> None:
 
 
 def get_num_threads() -> int:
-    """Threads the kernels use: the last ``set_num_threads``, else
-    ``OMP_NUM_THREADS``, else the CPU count (capped by threadpoolctl), at
-    most 4 x the CPUs; 1 in the thread that forked this process after
-    cconv ran on several threads."""
+    """The number of threads cconv's kernels use.
+
+    Returns
+    -------
+    int
+        The last :func:`set_num_threads`, else ``OMP_NUM_THREADS``, else
+        the CPU count; capped by a threadpoolctl limit and at 4 x the CPUs;
+        1 in the thread that forked this process after cconv ran on
+        several threads.
+
+    Examples
+    --------
+    >>> import cconv
+    >>> cconv.get_num_threads() >= 1
+    True
+    """
     # (every kernel call asks: kept to one C call and a few compares)
     omp = _kernels.openmp_max_threads()
     if omp < 1:
@@ -130,17 +168,41 @@ def result_empty(xp, shape, dtype):
 
 
 def empty_cache() -> None:
-    """Release the scratch memory kept between calls and the freed result
-    blocks kept for reuse (safe while other threads run convolutions: a
-    thread's buffer goes at its next call)."""
+    """Release the memory cconv keeps between calls.
+
+    That is the per-thread scratch buffer (im2col columns, packed panels)
+    and the freed result blocks kept for reuse by later results.  Arrays
+    that are still referenced are not touched.  Safe while other threads
+    run convolutions: a thread's buffer goes at its next call.
+
+    Examples
+    --------
+    >>> import cconv
+    >>> cconv.empty_cache()
+    """
     with _lock:
         _generation[0] += 1
     _tls.buf = None
     _outbuf.release()
 
 
-def show_config(file=None) -> None:
-    """Print the version, the BLAS, the SIMD level, threads and the CUDA path."""
+def show_config(file: Any = None) -> None:
+    """Print the version, the BLAS, the SIMD level, the threads and the CUDA path.
+
+    Parameters
+    ----------
+    file : file-like, optional
+        Where to print (default ``sys.stdout``).
+
+    Examples
+    --------
+    >>> import io
+    >>> import cconv
+    >>> buf = io.StringIO()
+    >>> cconv.show_config(buf)
+    >>> buf.getvalue().startswith("cconv " + cconv.__version__)
+    True
+    """
     from . import __version__
     from ._dispatch import simd_level
 

@@ -53,7 +53,26 @@ __all__ = ["Backend", "BackendChoice", "Problem", "ORDER", "select", "select_why
 
 
 class Backend(enum.Enum):
-    """The methods cconv can run a convolution with (``backend=``)."""
+    """The methods cconv can run a convolution with (``backend=``).
+
+    Pass a member (or its value, e.g. ``"gemm"``) as ``backend=`` to force
+    one; one that cannot run the problem raises ``ValueError`` saying why.
+    :func:`select_backend` tells which one a call runs by default (and, with
+    ``op=``, which one each gradient runs).  The members are the general
+    GEMM forms (``GEMM``, ``GEMM_TRANSPOSE``, ``GEMM_1X1``), cconv's own
+    kernels (``IMPLICIT_GEMM``, ``WINOGRAD_3X3``, ``SHIFT``, ``NHWC`` for
+    channels-last input), the depthwise kernels (``DEPTHWISE*``,
+    ``WINOGRAD_DEPTHWISE_3X3``), ``EMPTY`` for zero-size problems and the
+    ``CUDA_*`` methods for CuPy arrays.
+
+    Examples
+    --------
+    >>> import cconv
+    >>> cconv.Backend("gemm") is cconv.Backend.GEMM
+    True
+    >>> str(cconv.Backend.DEPTHWISE)
+    'depthwise'
+    """
 
     EMPTY = "empty"
     GEMM = "gemm"
@@ -120,8 +139,25 @@ OPS = ("forward", "grad_input", "grad_weight")
 
 
 class BackendChoice(NamedTuple):
-    """``select_backend(..., explain=True)``: the method and where the
-    choice came from ('default', 'benchmark' or 'tuning')."""
+    """What ``select_backend(..., explain=True)`` returns.
+
+    Attributes
+    ----------
+    backend : Backend
+        The method that would run.
+    source : str
+        Where the choice came from: 'default', 'benchmark' (benchmark
+        mode's measured winner) or 'tuning' (the tuning file).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import cconv
+    >>> x = np.zeros((1, 8, 16, 16), np.float32)
+    >>> c = cconv.select_backend(x, np.zeros((8, 8, 3, 3), np.float32), explain=True)
+    >>> c.source, c.backend in cconv.Backend
+    ('default', True)
+    """
 
     backend: Backend
     source: str

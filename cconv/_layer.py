@@ -27,7 +27,7 @@ class Layer:
     size: tuple                 # input spatial size
     kernel: tuple
     stride: int | tuple = 1
-    padding: int | tuple = 0
+    padding: int | tuple | str = 0
     dilation: int | tuple = 1
     groups: int = 1
     transposed: bool = False
@@ -52,16 +52,26 @@ class Layer:
             return (self.c_in, self.c_out // self.groups) + tuple(self.kernel)
         return (self.c_out, self.c_in // self.groups) + tuple(self.kernel)
 
+    def pads(self) -> tuple:
+        """((before, after), ...) per spatial dimension; ``'same'`` puts the
+        odd one after, as PyTorch; ``'valid'`` is none."""
+        if self.padding == "valid":
+            return ((0, 0),) * self.nsp
+        if self.padding == "same":
+            d = self.tup(self.dilation)
+            tot = [d[i] * (k - 1) for i, k in enumerate(self.kernel)]
+            return tuple((t // 2, t - t // 2) for t in tot)
+        return tuple((p, p) for p in self.tup(self.padding))
+
     def out_size(self) -> tuple:
-        s, p, d, op = (self.tup(v) for v in (self.stride, self.padding, self.dilation,
-                                             self.output_padding))
+        s, d, op = (self.tup(v) for v in (self.stride, self.dilation, self.output_padding))
         out = []
-        for i, n in enumerate(self.size):
+        for i, (n, (pb, pa)) in enumerate(zip(self.size, self.pads())):
             ext = d[i] * (self.kernel[i] - 1) + 1
             if self.transposed:
-                out.append((n - 1) * s[i] - 2 * p[i] + ext + op[i])
+                out.append((n - 1) * s[i] - pb - pa + ext + op[i])
             else:
-                out.append((n + 2 * p[i] - ext) // s[i] + 1)
+                out.append((n + pb + pa - ext) // s[i] + 1)
         return tuple(out)
 
     def input_shape(self, batch: int | None = None) -> tuple:
@@ -105,7 +115,7 @@ class Layer:
                 self.transposed, self.tup(self.output_padding), self.groups)
 
     def describe(self, batch: int | None = None) -> str:
-        """e.g. '4x128x28x28 -> 128 k3x3 p1'."""
+        """e.g. '4x128x28x28 -> 128 k3x3 p1' (what :func:`parse_spec` reads)."""
         n = self.batch if batch is None else batch
         sz = "x".join(map(str, self.size))
         ks = "x".join(map(str, self.kernel))
@@ -113,6 +123,117 @@ class Layer:
         for tag, v, dflt in (("s", self.stride, 1), ("p", self.padding, 0),
                              ("d", self.dilation, 1), ("g", self.groups, 1),
                              ("op", self.output_padding, 0)):
-            if v != dflt:
-                s += f" {tag}{v}"
+            if v != dflt and v != (dflt,) * self.nsp:
+                s += f" {tag}{'x'.join(map(str, v)) if isinstance(v, tuple) else v}"
+        if self.transposed:
+            s += " t"
         return s
+
+
+# --------------------------------------------------------------------------
+# layers given by a user: a compact spec or a JSON object
+# --------------------------------------------------------------------------
+SPEC_HELP = (
+    "a layer as 'NxCxHxW COUT kK [sS] [pP|psame|pvalid] [dD] [gG] [opP] [t] [name=NAME]', "
+    "e.g. '8x64x56x56 128 k3 p1' (conv2d), '1x256x1000 256 k5 p2 g256' (depthwise conv1d), "
+    "'4x256x8x8 128 k4 s2 p1 t' (conv_transpose2d); per-dimension values as AxB; ',' ':' and "
+    "'->' also separate (the format the bench prints is accepted)"
+)
+
+
+def _ints(tok: str, what: str, spec: str) -> tuple:
+    try:
+        vals = tuple(int(v) for v in tok.split("x"))
+    except ValueError:
+        raise ValueError(f"layer spec {spec!r}: {what} must be an int or AxB.., got {tok!r}") from None
+    if any(v < 0 for v in vals):
+        raise ValueError(f"layer spec {spec!r}: {what} must not be negative, got {tok!r}")
+    return vals
+
+
+def parse_spec(spec: str, default_name: str | None = None) -> Layer:
+    """A :class:`Layer` from a compact spec (see ``SPEC_HELP``).
+
+    ``'8x64x56x56 128 k3 p1'``: batch 8, 64 input channels, 56x56, 128
+    output channels, 3x3 kernel, padding 1.  ``ValueError`` names what is
+    wrong."""
+    toks = spec.replace("->", " ").replace(",", " ").replace(":", " ").split()
+    if len(toks) < 3:
+        raise ValueError(f"layer spec {spec!r}: expected at least an input shape, the output "
+                         f"channels and a kernel, e.g. '8x64x56x56 128 k3 p1'")
+    shape = _ints(toks[0], "the input shape", spec)
+    if not 3 <= len(shape) <= 5:
+        raise ValueError(f"layer spec {spec!r}: the input shape must be N x C x 1 to 3 spatial "
+                         f"sizes, got {toks[0]!r}")
+    nsp = len(shape) - 2
+    try:
+        c_out = int(toks[1])
+    except ValueError:
+        raise ValueError(f"layer spec {spec!r}: the second field is the output channels (an "
+                         f"int), got {toks[1]!r}") from None
+
+    def per_dim(tok, what):
+        v = _ints(tok, what, spec)
+        if len(v) == 1:
+            return v[0] if what != "kernel" else v * nsp
+        if len(v) != nsp:
+            raise ValueError(f"layer spec {spec!r}: {what} {tok!r} has {len(v)} values for "
+                             f"{nsp} spatial dimension(s)")
+        return v
+
+    kw: dict = {}
+    name = default_name
+    kernel = None
+    for t in toks[2:]:
+        if t.startswith("name="):
+            name = t[5:]
+        elif t in ("t", "transposed"):
+            kw["transposed"] = True
+        elif t in ("psame", "pvalid"):
+            kw["padding"] = t[1:]
+        elif t.startswith("op"):
+            kw["output_padding"] = per_dim(t[2:], "output_padding")
+        elif t[:1] in ("k", "s", "p", "d", "g") and len(t) > 1:
+            what = {"k": "kernel", "s": "stride", "p": "padding", "d": "dilation",
+                    "g": "groups"}[t[0]]
+            if what == "kernel":
+                kernel = per_dim(t[1:], "kernel")
+            elif what == "groups":
+                g = _ints(t[1:], "groups", spec)
+                if len(g) != 1 or g[0] < 1:
+                    raise ValueError(f"layer spec {spec!r}: groups must be one int >= 1, got {t!r}")
+                kw["groups"] = g[0]
+            else:
+                kw[what] = per_dim(t[1:], what)
+        else:
+            raise ValueError(f"layer spec {spec!r}: unknown field {t!r} (expected kK, sS, pP, dD, "
+                             f"gG, opP, t or name=NAME)")
+    if kernel is None:
+        raise ValueError(f"layer spec {spec!r}: no kernel size (e.g. k3 or k3x3)")
+    layer = Layer(name or "", shape[0], shape[1], c_out, tuple(shape[2:]), tuple(kernel), **kw)
+    if not layer.name:
+        layer = Layer(**{**layer.__dict__, "name": layer.describe().replace(" ", "")[:40]})
+    return layer
+
+
+_FIELDS = ("name", "batch", "c_in", "c_out", "size", "kernel", "stride", "padding", "dilation",
+           "groups", "transposed", "output_padding", "note")
+
+
+def from_dict(d: dict, default_name: str | None = None) -> Layer:
+    """A :class:`Layer` from a JSON object: ``{"spec": "..."}`` (optionally
+    with a "name"), or the Layer's fields (lists for tuples)."""
+    if not isinstance(d, dict):
+        raise ValueError(f"a layer must be a JSON object, got {type(d).__name__}")
+    if "spec" in d:
+        return parse_spec(str(d["spec"]), d.get("name", default_name))
+    unknown = set(d) - set(_FIELDS)
+    if unknown:
+        raise ValueError(f"layer {d.get('name', default_name)!r}: unknown field(s) "
+                         f"{', '.join(sorted(unknown))}; expected 'spec' or {', '.join(_FIELDS)}")
+    missing = [f for f in ("batch", "c_in", "c_out", "size", "kernel") if f not in d]
+    if missing:
+        raise ValueError(f"layer {d.get('name', default_name)!r}: missing field(s) {', '.join(missing)}")
+    kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()}
+    kw.setdefault("name", default_name or "layer")
+    return Layer(**kw)

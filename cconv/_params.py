@@ -248,6 +248,27 @@ def half_on_mkldnn() -> bool:
     return False
 
 
+def _layout_hint(input_shape: tuple, weight_shape: tuple, groups: int, transposed: bool) -> str:
+    """A hint for a channel mismatch that a channels-last array explains:
+    an input in NHWC order (channels last) or a weight in HWIO order
+    (TensorFlow/Keras's, kernel first), as arrays ported from those
+    frameworks often are.  Empty when neither reading fits."""
+    nsp = len(weight_shape) - 2
+    c_in_w = weight_shape[0] if transposed else weight_shape[1] * groups
+    hints = []
+    if len(input_shape) == nsp + 2 and input_shape[-1] == c_in_w:
+        perm = (0, nsp + 1) + tuple(range(1, nsp + 1))
+        hints.append(f"the input looks channels-last (N, *spatial, C); cconv takes (N, C, *spatial) "
+                     f"as PyTorch: pass x.transpose{perm}")
+    if not transposed and groups == 1 and nsp >= 1 and weight_shape[-2] == input_shape[1]:
+        # HWIO: (*kernel, C_in, C_out) -> OIHW: (C_out, C_in, *kernel)
+        perm = (nsp + 1, nsp) + tuple(range(nsp))
+        hints.append(f"the weight looks like (*kernel, C_in, C_out) (HWIO, as TensorFlow/Keras); "
+                     f"cconv takes (C_out, C_in // groups, *kernel) as PyTorch: pass "
+                     f"w.transpose{perm}")
+    return (" (" + "; or ".join(hints) + ")") if hints else ""
+
+
 def _mkldnn_transposed(batch, c_in, in_size, kernel, groups, stride, output_padding) -> bool:
     """Whether PyTorch's CPU backend choice (ConvParams::use_mkldnn, with
     more than one thread) runs a float32 transposed convolution on mkldnn:
@@ -359,7 +380,7 @@ def make_params(
             raise ValueError(
                 f"{fn}: Given transposed=1, weight of size {_fmt(weight_shape)}, expected "
                 f"input{_fmt(input_shape)} to have {weight_shape[0]} channels, but got {c_in_x} "
-                f"channels instead"
+                f"channels instead{_layout_hint(input_shape, weight_shape, groups, True)}"
             )
         if weight_shape[1] < 1:
             # PyTorch rejects this whatever the batch, dtype or groups
@@ -392,7 +413,7 @@ def make_params(
             raise ValueError(
                 f"{fn}: Given groups={groups}, weight of size {_fmt(weight_shape)}, expected "
                 f"input{_fmt(input_shape)} to have {weight_shape[1] * groups} channels, but got "
-                f"{c_in_x} channels instead"
+                f"{c_in_x} channels instead{_layout_hint(input_shape, weight_shape, groups, False)}"
             )
         c_out = weight_shape[0]
         output_padding = (0,) * nsp  # ignored by a plain convolution, as in PyTorch

@@ -309,14 +309,56 @@ def tune(layers: Iterable[Any] | None = None, *, ops: Iterable[str] = ("forward"
          save: bool = True) -> list:
     """Time every method that can run each layer and keep the fastest.
 
-    ``layers``: ``cconv.Layer``-like objects (the built-in sets of
-    well-known networks when None), problems recorded by ``record_layers``
-    (dicts), or ``Problem`` objects; each layer is tuned for every dtype in
-    ``dtypes`` and operation in ``ops`` ('forward', 'grad_input',
-    'grad_weight'), at ``threads`` threads (the current setting when None).
-    Winners take effect at once and, with ``save``, are added to the tuning
-    file (``file``, else ``default_path()``), replacing older entries of
-    the same problems.  Returns one ``TuneResult`` per problem."""
+    Parameters
+    ----------
+    layers : iterable, optional
+        ``cconv._layer.Layer``-like objects, problems recorded by
+        :func:`record_layers` (dicts), or ``Problem`` objects; the built-in
+        sets of well-known networks when None.
+    ops : iterable of {'forward', 'grad_input', 'grad_weight'}, default ('forward',)
+        The operations to tune each layer for.
+    dtypes : iterable of {'float32', 'float64'}, default ('float32',)
+        The dtypes to tune each layer for.
+    threads : int, optional
+        The thread count to tune at (the current setting when None).
+    file : str, optional
+        The tuning file to add the winners to (``default_path()`` when None).
+    repeat : int, default 5
+        Timed blocks per method.
+    block_seconds : float, default 0.02
+        The length of one timed block.
+    save : bool, default True
+        Add the winners to the tuning file (they take effect at once either
+        way), replacing older entries of the same problems.
+
+    Returns
+    -------
+    list of TuneResult
+        One per problem: the problem, the times of each method, the winner.
+
+    Raises
+    ------
+    ValueError
+        An unknown operation, a dtype other than float32/float64, a
+        ``repeat`` below 1.
+
+    See Also
+    --------
+    record_layers : the problems a piece of code runs, to tune them.
+    set_benchmark : measure on the first call instead, for this process only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import cconv
+    >>> x = np.ones((1, 8, 16, 16), np.float32)
+    >>> w = np.ones((8, 8, 3, 3), np.float32)
+    >>> with cconv.record_layers() as problems:
+    ...     y = cconv.conv2d(x, w, padding=1)
+    >>> results = cconv.tune(problems, save=False, repeat=1, block_seconds=0.001)
+    >>> len(results) == len(problems) >= 1
+    True
+    """
     from . import _config
     from ._zoo import CASES, EXTRA
 
@@ -373,10 +415,36 @@ def tune(layers: Iterable[Any] | None = None, *, ops: Iterable[str] = ("forward"
 # --------------------------------------------------------------------------
 @contextlib.contextmanager
 def record_layers(path: str | None = None) -> Iterator[list]:
-    """Record every distinct problem the dispatcher chooses a method for
-    inside the block (forward and gradients, NumPy arrays) into the list it
-    yields, as ``tune`` takes them; with ``path`` they are also written
-    there as JSON when the block ends (``cconv tune --recorded PATH``)."""
+    """Record the distinct problems the code inside a ``with`` block runs.
+
+    Every problem the dispatcher chooses a method for (forward and
+    gradients, NumPy arrays) is added to the list the block yields, in the
+    form :func:`tune` takes.
+
+    Parameters
+    ----------
+    path : str, optional
+        Also write the problems there as JSON when the block ends.
+
+    Yields
+    ------
+    list of dict
+        The recorded problems (filled when the block ends).
+
+    See Also
+    --------
+    tune
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import cconv
+    >>> x = np.ones((2, 4, 10, 10), np.float32)
+    >>> with cconv.record_layers() as problems:
+    ...     y = cconv.conv2d(x, np.ones((4, 1, 3, 3), np.float32), groups=4)
+    >>> len(problems)
+    1
+    """
     seen: dict = {}
     recorded: list = []
     _dispatch.set_recorder(seen)

@@ -79,3 +79,124 @@ def test_layer_shapes_match_the_convolution(layer):
         else:
             ref = reference.ref_conv(x, w, b, s, p, None, d, g)
         reference.assert_close(y, ref, np.float64)
+
+
+# ------------------------------------------------------------ the command line
+def test_bare_cconv_prints_help(tmp_path):
+    r = _run([sys.executable, "-m", "cconv"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "usage: cconv" in r.stdout and "bench" in r.stdout and "info" in r.stdout
+    assert "GFLOP" not in r.stdout          # no benchmark ran
+
+
+def test_mistyped_subcommand_is_an_invalid_choice(tmp_path):
+    r = _run([sys.executable, "-m", "cconv", "bnech"], tmp_path)
+    assert r.returncode == 2
+    assert "invalid choice: 'bnech'" in r.stderr
+
+
+def test_bench_own_layers_json(tmp_path):
+    import json
+
+    r = _run([sys.executable, "-m", "cconv", "bench", "--repeat", "3", "--json",
+              "--layer", "2x8x12x12 16 k3 p1", "--layer", "1x6x20 6 k5 psame g6 name=dw1d",
+              "--layer", "1x4x5x5 -> 2 k2 s2 t"], tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)               # stdout is the JSON document alone
+    assert [l["name"] for l in doc["layers"]][1] == "dw1d"
+    assert [l["function"] for l in doc["layers"]] == ["conv2d", "conv1d", "conv_transpose2d"]
+    for l in doc["layers"]:
+        s = l["cconv"]
+        assert s["ok"] and s["repeat"] == 3 and 0 < s["min_ms"] <= s["median_ms"]
+        assert s["iqr_ms"] >= 0 and s["gflops"] > 0
+    m = doc["machine"]
+    assert m["isa"] and m["cpu"] and m["threads"] == 1 and "openblas" in m["blas"]
+    assert "CPU:" in r.stderr and "ISA:" in r.stderr      # the table went to stderr
+
+
+def test_bench_layers_file_and_csv(tmp_path):
+    import csv
+    import io
+    import json
+
+    (tmp_path / "layers.json").write_text(json.dumps({"layers": [
+        {"spec": "1x4x10x10 8 k3", "name": "a"},
+        {"name": "b", "batch": 1, "c_in": 4, "c_out": 4, "size": [9], "kernel": [3],
+         "padding": 1, "groups": 2}]}))
+    r = _run([sys.executable, "-m", "cconv", "bench", "--repeat", "2", "--csv",
+              "--layers-file", "layers.json"], tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [(x["layer"], x["impl"]) for x in rows] == [("a", "cconv"), ("b", "cconv")]
+    assert float(rows[0]["median_ms"]) > 0 and float(rows[1]["rel_err"]) < 1e-4
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--layer", "8x64x56 128"], "at least"),
+    (["--layer", "8x64x56x56 128 k3 q1"], "unknown field"),
+    (["--layer", "8x64x56x56 128 p1"], "no kernel"),
+    (["--layer", "8x64x56x56 128 k3x3x3"], "3 values"),
+    (["--compare", "tensorflow"], "unknown peer"),
+    (["--layers-file", "missing.json"], "missing.json"),
+])
+def test_bench_bad_arguments(tmp_path, args, words):
+    r = _run([sys.executable, "-m", "cconv", "bench", "--quick"] + args, tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert words in r.stdout + r.stderr
+
+
+def test_bench_rows_are_flushed_as_they_finish(tmp_path):
+    """Piped output arrives row by row, not all at the end."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    p = subprocess.Popen([sys.executable, "-m", "cconv", "bench", "--repeat", "8",
+                          "--layer", "1x2x8x8 2 k3 name=tiny",
+                          "--layer", "1x256x96x96 256 k3 p1 name=big"],
+                         cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        for line in p.stdout:
+            if line.startswith("tiny"):
+                assert p.poll() is None, "the first row came only when the run had ended"
+                break
+        else:
+            raise AssertionError("no row for the first layer")
+    finally:
+        p.kill()
+        p.wait()
+
+
+def test_bench_compare_and_plot(tmp_path):
+    import json
+
+    pytest.importorskip("torch", reason="optional peer")
+    pytest.importorskip("matplotlib", reason="optional extra 'plot'")
+    r = _run([sys.executable, "-m", "cconv", "bench", "--repeat", "3", "--json",
+              "--compare", "torch,onnxruntime", "--plot", "out.png",
+              "--layer", "2x8x12x12 16 k3 p1", "--layer", "1x8x10x10 4 k3 s2 t"], tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    for l in doc["layers"]:
+        t = l["torch"]
+        assert t["median_ms"] > 0 and t["ratio"] == pytest.approx(
+            l["cconv"]["median_ms"] / t["median_ms"])
+        o = l["onnxruntime"]
+        assert ("skipped" in o) or o["median_ms"] > 0
+    png = (tmp_path / "out.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+    assert "out.png" in r.stderr
+
+
+def test_stats():
+    from cconv.cli import _stats
+
+    s = _stats([0.004, 0.001, 0.002, 0.003, 0.005])
+    assert s["min_ms"] == pytest.approx(1.0) and s["median_ms"] == pytest.approx(3.0)
+    assert s["iqr_ms"] == pytest.approx(2.0) and s["repeat"] == 5
+
+
+def test_layer_spec_round_trip():
+    from cconv._layer import parse_spec
+
+    for layer in _layers():
+        again = parse_spec(layer.describe(), layer.name)
+        assert again.describe() == layer.describe()
+        assert again.output_shape() == layer.output_shape()

@@ -37,11 +37,15 @@ _PRELUDE = textwrap.dedent("""
         raise ValueError(kind)
 
     def long_call(kind):
-        # as many images as make one call last a second or more here
-        f = make_call(kind, 1)
-        t, _ = timed(f)
-        n = max(1, min(16, int(1.5 / max(t, 1e-3)) + 1))
-        return make_call(kind, n) if n > 1 else f
+        # as many images as make one call last a second or more here (grown
+        # until a timed call does: on a loaded machine one timing misleads)
+        n = 1
+        while True:
+            f = make_call(kind, n)
+            t, _ = timed(f)
+            if t >= 1.0 or n >= 24:
+                return f
+            n = min(24, max(n + 1, int(n * 1.5 / max(t, 1e-3)) + 1))
 
     def timed(f):
         t0 = time.perf_counter(); r = f(); return time.perf_counter() - t0, r

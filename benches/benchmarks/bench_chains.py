@@ -8,7 +8,7 @@ KiB).  cconv allocates results from a cache of freed blocks (src/outbuf.c);
 ``empty_cache`` runs in ``setup`` only, so the timed rounds see the cache
 warm, as a loop over a network would.
 
-Run from benches/:  asv run --python=same --quick   (see README.md)
+Run from benches/:  asv run --python=same --set-commit-hash $(git rev-parse HEAD)   (see README.md)
 """
 
 import numpy as np

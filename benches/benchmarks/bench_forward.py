@@ -1,6 +1,6 @@
 """asv: forward convolution through the public functions (conv1d ... conv_transpose3d).
 
-Run from benches/:  asv run --python=same --quick   (see README.md)
+Run from benches/:  asv run --python=same --set-commit-hash $(git rev-parse HEAD)   (see README.md)
 """
 
 import cconv

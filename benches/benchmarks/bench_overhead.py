@@ -5,7 +5,7 @@ What it measures: argument checks, the plan and dispatch caches, the array
 wrappers and the C entry, for the forward (with and without ``out=``) and
 for ``convolution_backward``; dense and depthwise.
 
-Run from benches/:  asv run --python=same --quick   (see README.md)
+Run from benches/:  asv run --python=same --set-commit-hash $(git rev-parse HEAD)   (see README.md)
 """
 
 import numpy as np

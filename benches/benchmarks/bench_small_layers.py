@@ -4,7 +4,7 @@ EfficientNet's 5x5 depthwise layers on 7x7-14x14 planes (the channels-last
 depthwise path), late-ResNet layers on 7x7 images at batch 1-8 and a small
 3-D volume (the GEMM plan's image blocks and shared im2col).
 
-Run from benches/:  asv run --python=same --quick   (see README.md)
+Run from benches/:  asv run --python=same --set-commit-hash $(git rev-parse HEAD)   (see README.md)
 """
 
 from cconv._layer import Layer
