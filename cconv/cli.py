@@ -388,6 +388,66 @@ def cmd_info(args) -> int:
     return 0
 
 
+def cmd_tune(args) -> int:
+    """Time every method that can run each layer and keep the winners in the
+    tuning file (cconv.tune)."""
+    import cconv
+    from . import _tuning
+    from ._zoo import CASES, EXTRA, SMALL
+
+    err = sys.stderr
+    ops = [o.strip() for o in args.ops.split(",") if o.strip()]
+    layers: list = []
+    try:
+        for spec in args.layer or []:
+            layers.append(parse_spec(spec))
+        if args.layers_file:
+            with open(args.layers_file) as f:
+                doc = json.load(f)
+            items = doc.get("layers", doc) if isinstance(doc, dict) else doc
+            if isinstance(items, dict):
+                items = [items]
+            if not isinstance(items, list):
+                raise ValueError("the file must hold a layer object, a list of them, or "
+                                 "{\"layers\": [...]}")
+            layers += [from_dict(d, f"layer{i + 1}") for i, d in enumerate(items)]
+        for path in args.recorded or []:
+            layers += _tuning.read_recorded(path)
+    except (OSError, ValueError, TypeError) as e:
+        print(f"cconv tune: {e}", file=err)
+        return 2
+    if args.builtin or not layers:
+        sets = {"default": CASES, "extra": EXTRA, "small": SMALL}
+        for name in (args.builtin or "default,extra").split(","):
+            if name.strip() not in sets:
+                print(f"cconv tune: unknown built-in set {name!r}; known: {', '.join(sets)}", file=err)
+                return 2
+            layers += list(sets[name.strip()].values())
+    if args.threads is not None:
+        cconv.set_num_threads(args.threads)
+    path = args.file or _tuning.default_path()
+    m = _tuning.machine()
+    print(f"cconv tune: {m['cpu']} ({m['isa']}), {cconv.get_num_threads()} threads, "
+          f"{len(layers)} layer(s) x {len(ops)} op(s) x {args.dtype} -> {path}", flush=True)
+    try:
+        results = cconv.tune(layers, ops=ops, dtypes=(args.dtype,), file=None if args.dry_run else path,
+                             repeat=args.repeat, save=not args.dry_run)
+    except (ValueError, TypeError) as e:
+        print(f"cconv tune: {e}", file=err)
+        return 2
+    for r in results:
+        pr = r["problem"]
+        what = (f"{pr['op']:11s} {'T' if pr['transposed'] else ' '} "
+                f"{pr['batch']}x{pr['c_in']}x{'x'.join(map(str, pr['in_size']))} -> {pr['c_out']} "
+                f"k{'x'.join(map(str, pr['kernel']))} s{'x'.join(map(str, pr['stride']))} g{pr['groups']}")
+        print(f"  {what:60s} {r['method']:24s} {r['ms'][r['method']]:9.3f} ms  "
+              f"default {r['default']} x{r['speedup']:.2f}", flush=True)
+    faster = [r for r in results if r["method"] != r["default"]]
+    print(f"cconv tune: {len(results)} problems, {len(faster)} where another method beat the default"
+          + ("" if args.dry_run else f"; written to {path}"), flush=True)
+    return 0
+
+
 def _threads_arg(s):
     try:
         n = int(s)
@@ -403,9 +463,9 @@ def _build_parser():
         prog="cconv",
         description="cconv: PyTorch-compatible convolution for NumPy arrays.",
         epilog="Examples: cconv bench --quick | cconv bench --layer '8x64x56x56 128 k3 p1' "
-               "--compare torch --json | cconv info")
+               "--compare torch --json | cconv tune --builtin default | cconv info")
     p.add_argument("--version", action="store_true", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", metavar="{bench,info}")
+    sub = p.add_subparsers(dest="command", metavar="{bench,tune,info}")
     b = sub.add_parser(
         "bench", help="time and check layers (built-in or your own), optionally against torch "
                       "and ONNX Runtime",
@@ -438,6 +498,29 @@ def _build_parser():
                    help="relative error tolerance (default 1e-4 float32, 1e-12 float64)")
     b.add_argument("--seed", type=int, default=0)
     b.set_defaults(func=cmd_bench)
+    t = sub.add_parser(
+        "tune", help="time every method for layers on this machine and keep the winners",
+        description="Time every method cconv can run each layer with and write the fastest to the "
+                    "tuning file, which cconv loads at import (CCONV_TUNE_FILE, default under the "
+                    "user's cache directory).  Layers: --layer / --layers-file / --recorded, else "
+                    "the built-in sets of well-known networks.",
+        epilog="LAYER SPEC: " + SPEC_HELP + ".  --recorded takes the file a "
+               "cconv.record_layers(path) block wrote (the problems a program ran).")
+    t.add_argument("--layer", action="append", metavar="SPEC", help="a layer to tune (repeatable)")
+    t.add_argument("--layers-file", metavar="FILE.json", help="the layers listed in a JSON file")
+    t.add_argument("--recorded", action="append", metavar="FILE.json",
+                   help="the problems a cconv.record_layers(FILE.json) block recorded")
+    t.add_argument("--builtin", metavar="SET,..",
+                   help="built-in sets to tune: default, extra, small (default: default,extra "
+                        "when no layer is given)")
+    t.add_argument("--ops", default="forward",
+                   help="operations: forward, grad_input, grad_weight (comma-separated)")
+    t.add_argument("--dtype", choices=("float32", "float64"), default="float32")
+    t.add_argument("--threads", type=_threads_arg, default=None, help="threads to tune for")
+    t.add_argument("--repeat", type=int, default=5, help="timed blocks per method")
+    t.add_argument("--file", metavar="PATH", help="the tuning file (default: cconv's)")
+    t.add_argument("--dry-run", action="store_true", help="time and print, write nothing")
+    t.set_defaults(func=cmd_tune)
     i = sub.add_parser("info", help="print the build and runtime configuration (cconv.show_config)")
     i.set_defaults(func=cmd_info)
     return p

@@ -200,3 +200,43 @@ def test_layer_spec_round_trip():
         again = parse_spec(layer.describe(), layer.name)
         assert again.describe() == layer.describe()
         assert again.output_shape() == layer.output_shape()
+
+
+CCONV = [sys.executable, "-m", "cconv"]
+
+
+def test_tune_writes_the_file_a_new_process_loads(tmp_path):
+    path = tmp_path / "tuning.json"
+    r = _run(CCONV + ["tune", "--layer", "2x16x12x12 16 k3 p1", "--ops", "forward,grad_weight", "--repeat", "1",
+              "--file", str(path)], tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2 problems" in r.stdout and str(path) in r.stdout
+    import json
+
+    doc = json.loads(path.read_text())
+    assert {e["problem"]["op"] for e in doc["entries"]} == {"forward", "grad_weight"}
+    code = ("import numpy as np, cconv; x = np.zeros((2, 16, 12, 12), np.float32); "
+            "w = np.zeros((16, 16, 3, 3), np.float32); "
+            "print(cconv.select_backend(x, w, padding=1, explain=True).source)")
+    env = dict(os.environ, CCONV_TUNE_FILE=str(path), OMP_NUM_THREADS="1")  # (tuned at 1 thread)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=tmp_path)
+    assert out.stdout.strip() == "tuning", out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("args, words", [
+    (["tune", "--builtin", "nope"], "unknown built-in set"),
+    (["tune", "--layer", "2x16x12x12 16 k3", "--ops", "backward", "--dry-run"], "unknown operation"),
+    (["tune", "--layer", "nonsense"], "cconv tune"),
+    (["tune", "--recorded", "/nonexistent/rec.json"], "cconv tune"),
+])
+def test_tune_bad_arguments(tmp_path, args, words):
+    r = _run(CCONV + args, tmp_path)
+    assert r.returncode == 2 and words in r.stderr, r.stdout + r.stderr
+
+
+def test_tune_dry_run_writes_nothing(tmp_path):
+    r = _run(CCONV + ["tune", "--layer", "1x8x9x9 8 k3 p1", "--repeat", "1", "--dry-run", "--file",
+              str(tmp_path / "t.json")], tmp_path)
+    assert r.returncode == 0 and "written" not in r.stdout, r.stdout + r.stderr
+    assert not (tmp_path / "t.json").exists()
