@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time cconv against PyTorch's CPU convolution and a NumPy baseline, in one run.
+"""Time cconv against PyTorch's CPU convolution, ONNX Runtime and a NumPy baseline, in one run.
 
     python benches/compare.py                       # forward set, 1 and 2 threads
     python benches/compare.py --set all --markdown --out results.md
@@ -22,6 +22,11 @@ instead (see run_blocks), which is what a user's loop sees:
           grad_input, grad_weight and grad_bias)
   torch   torch.nn.functional.conv* under torch.no_grad() (backward set:
           autograd forward + backward()), when torch is installed
+  ort     ONNX Runtime (forward only, when onnxruntime and onnx are
+          installed): a one-node Conv / ConvTranspose model built in memory,
+          intra-op threads = T (cconv/_peers.py), timed with cconv and torch;
+          its idle threads spin in --timing blocks (as in a user's loop) and
+          sleep when interleaved
   numpy   im2col through sliding_window_view + matmul (NumPy's own BLAS),
           col2im for the transposed and backward cases
 
@@ -36,7 +41,7 @@ same run, the memory traffic (GB/s: the bytes of every array the call
 reads or writes, each counted once, over the median time) and its fraction
 of a copy bandwidth measured in the same run (see copy_ceiling; layers whose
 arrays stay in the caches between calls can exceed it), the time ratios
-cconv/torch and cconv/numpy (below 1: cconv is faster), minor page faults
+cconv/torch, cconv/ort and cconv/numpy (below 1: cconv is faster), minor page faults
 per call of cconv and torch (getrusage ru_minflt around each call; the
 first touch of a fresh page costs ~1 us), the backend
 cconv chose, and the relative error of cconv against torch (else NumPy); an error
@@ -335,7 +340,7 @@ def backend_of(c, x, w, b, need_backward):
         return f"? ({type(e).__name__})"
 
 
-def make_contenders(c, which, dtype, use_numpy=True):
+def make_contenders(c, which, dtype, use_numpy=True, threads=1, use_ort=True, ort_spinning=False):
     x, w, b, gy = c.arrays(dtype)
     kw = c.kwargs()
     cfn = getattr(cconv, c.func_name)
@@ -350,6 +355,14 @@ def make_contenders(c, which, dtype, use_numpy=True):
                 with torch.no_grad():
                     return tfn(tx, tw, tb, **kw)
             cont["torch"] = t_fwd
+        if use_ort:
+            # ONNX Runtime: a one-node Conv / ConvTranspose model, intra-op
+            # threads = T (cconv/_peers.py); skipped when not installed
+            from cconv import _peers
+
+            run, _why = _peers.make("onnxruntime", c, x, w, b, threads, spinning=ort_spinning)
+            if run is not None:
+                cont["ort"] = run
         if use_numpy:
             cont["numpy"] = lambda: np_forward(c, x, w, b)
     else:
@@ -413,8 +426,9 @@ def machine_line(args):
             f"date {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}")
 
 
-COLS = ["set", "case", "T", "backend", "cconv ms", "torch ms", "numpy ms", "cconv GFLOP/s",
-        "% ceil", "GB/s", "% copy", "cconv/torch", "cconv/numpy", "faults/call", "torch faults", "err"]
+COLS = ["set", "case", "T", "backend", "cconv ms", "torch ms", "ort ms", "numpy ms", "cconv GFLOP/s",
+        "% ceil", "GB/s", "% copy", "cconv/torch", "cconv/ort", "cconv/numpy", "faults/call",
+        "torch faults", "err"]
 
 
 def _ms(times):
@@ -452,9 +466,10 @@ def run_cpu(args, cases, sets, failures):
         copy = copy_ceiling(args.repeat)
         t_rows = []
         for which in sets:
-            r_torch, r_np = [], []
+            r_torch, r_np, r_ort = [], [], []
             for c in cases:
-                cont, (x, w, b), why = make_contenders(c, which, args.dtype, not args.no_numpy)
+                cont, (x, w, b), why = make_contenders(c, which, args.dtype, not args.no_numpy, t,
+                                                       not args.no_ort, args.timing == "blocks")
                 row = {"set": which, "case": c.name, "T": t,
                        "backend": backend_of(c, x, w, b, which == "backward")}
                 if cont is None:
@@ -467,6 +482,10 @@ def run_cpu(args, cases, sets, failures):
                     ref_name = "torch" if "torch" in cont else ("numpy" if "numpy" in cont else None)
                     err = max_err(got, cont[ref_name]()) if ref_name else float("nan")
                     pair = {k: v for k, v in cont.items() if k != "numpy"}
+                    if "ort" in cont and ref_name and not max_err(cont["ort"](), cont[ref_name]()) <= 10 * tol:
+                        # a peer that computes something else is left out, not timed
+                        print(f"  {which:8s} {c.name:22s} note: ONNX Runtime's result differs; not timed")
+                        pair.pop("ort")
                     res = run_timed(args, pair)
                     if "numpy" in cont:  # on its own: see the module docstring
                         res.update(run_timed(args, {"numpy": cont["numpy"]}))
@@ -485,6 +504,8 @@ def run_cpu(args, cases, sets, failures):
                     "cconv ms": _ms(res["cconv"][0]),
                     "torch ms": _ms(res["torch"][0]) if "torch" in res else "-",
                     "numpy ms": _ms(res["numpy"][0]) if "numpy" in res else "-",
+                    "ort ms": _ms(res["ort"][0]) if "ort" in res else "-",
+                    "cconv/ort": f"{med['cconv'] / med['ort']:.2f}" if "ort" in med else "-",
                     "cconv GFLOP/s": f"{gf:.1f}",
                     "_gf": gf,
                     "GB/s": f"{gbs:.1f}",
@@ -501,12 +522,15 @@ def run_cpu(args, cases, sets, failures):
                     r_torch.append(med["cconv"] / med["torch"])
                 if "numpy" in med:
                     r_np.append(med["cconv"] / med["numpy"])
+                if "ort" in med:
+                    r_ort.append(med["cconv"] / med["ort"])
                 rows.append(row)
                 t_rows.append(row)
                 print(f"  {which:8s} {c.name:22s} {row['backend']:24s} cconv {row['cconv ms']:>18s} ms"
                       f"  torch {row['torch ms']:>18s}  numpy {row['numpy ms']:>18s}"
                       f"  {gf:7.1f} GFLOP/s  faults/call {row['faults/call']}  err {row['err']}", flush=True)
-            summary.append((which, t, gmean(r_torch), len(r_torch), gmean(r_np), len(r_np)))
+            summary.append((which, t, gmean(r_torch), len(r_torch), gmean(r_np), len(r_np),
+                            gmean(r_ort), len(r_ort)))
         for k, v in gemm_ceiling(args.dtype, args.repeat).items():
             ceil[k] = max(v, ceil.get(k, 0.0))
         for k, v in copy_ceiling(args.repeat).items():
@@ -610,7 +634,8 @@ def run_cuda(args, cases, sets, failures):
             rows.append(row)
             print(f"  cuda {which:8s} {c.name:22s} {row['backend']:20s} cconv {row['cconv ms']} ms  "
                   f"torch {row['torch ms']}", flush=True)
-        summary.append((which + "/cuda", "-", gmean(ratios), len(ratios), float("nan"), 0))
+        summary.append((which + "/cuda", "-", gmean(ratios), len(ratios), float("nan"), 0,
+                        float("nan"), 0))
     return rows, summary
 
 
@@ -630,6 +655,8 @@ def parse_args(argv=None):
                          "makes --block calls in a row, the blocks alternating (see run_blocks)")
     ap.add_argument("--block", type=int, default=5, help="timed calls per block with --timing blocks (default 5)")
     ap.add_argument("--no-numpy", action="store_true", help="leave the NumPy baseline out")
+    ap.add_argument("--no-ort", action="store_true",
+                    help="leave ONNX Runtime out (it is timed, forward only, when installed)")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
     ap.add_argument("--out", default=None, metavar="FILE",
                     help="write the markdown table and a machine line to FILE")
@@ -707,8 +734,9 @@ def _run_main(args, cases, sets):
     table = format_table(rows, args.markdown)
     lines = ["", table, "",
              "ms: median (min) per call; ratios: median time of cconv / the other (< 1: cconv faster)"]
-    for which, t, gt, nt, gn, nn in summary:
-        parts = [f"cconv/{nm} {g:.2f} ({n} cases)" for nm, g, n in (("torch", gt, nt), ("numpy", gn, nn)) if n]
+    for which, t, gt, nt, gn, nn, go, no in summary:
+        parts = [f"cconv/{nm} {g:.2f} ({n} cases)"
+                 for nm, g, n in (("torch", gt, nt), ("onnxruntime", go, no), ("numpy", gn, nn)) if n]
         lines.append(f"geometric mean, {which}, T={t}: " + (", ".join(parts) or "no ratios"))
     for t, (ceil, copy) in ceilings.items():
         lines.append(f"GEMM ceiling, T={t}: " + ", ".join(f"{k} = {v:.1f} GFLOP/s" for k, v in ceil.items())

@@ -16,7 +16,7 @@ __all__ = ["PEERS", "make"]
 PEERS = ("torch", "onnxruntime")
 
 
-def _torch(layer: Layer, x, w, b, threads: int) -> Callable[[], Any]:
+def _torch(layer: Layer, x, w, b, threads: int, **_opts) -> Callable[[], Any]:
     import torch
 
     torch.set_num_threads(threads)
@@ -30,7 +30,7 @@ def _torch(layer: Layer, x, w, b, threads: int) -> Callable[[], Any]:
     return run
 
 
-def _onnxruntime(layer: Layer, x, w, b, threads: int) -> Callable[[], Any]:
+def _onnxruntime(layer: Layer, x, w, b, threads: int, spinning: bool = False) -> Callable[[], Any]:
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
@@ -58,8 +58,10 @@ def _onnxruntime(layer: Layer, x, w, b, threads: int) -> Callable[[], Any]:
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.log_severity_level = 3
     # idle intra-op threads sleep instead of spinning (they would hold the
-    # cores the next library's call needs)
-    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # cores the next library's call needs), unless the caller times ONNX
+    # Runtime in blocks of its own calls, where its default spinning is
+    # what a user's loop gets
+    so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
     sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     feed = {"X": x}
 
@@ -71,10 +73,11 @@ def _onnxruntime(layer: Layer, x, w, b, threads: int) -> Callable[[], Any]:
 _MAKERS = {"torch": _torch, "onnxruntime": _onnxruntime}
 
 
-def make(name: str, layer: Layer, x, w, b, threads: int) -> tuple[Callable | None, str]:
-    """(a call that runs ``layer`` on ``name``, "") or (None, why not)."""
+def make(name: str, layer: Layer, x, w, b, threads: int, **opts) -> tuple[Callable | None, str]:
+    """(a call that runs ``layer`` on ``name``, "") or (None, why not);
+    ``opts``: ``spinning=True`` keeps ONNX Runtime's idle threads spinning."""
     try:
-        return _MAKERS[name](layer, x, w, b, threads), ""
+        return _MAKERS[name](layer, x, w, b, threads, **opts), ""
     except ImportError as e:
         return None, f"not installed ({e.name or e})"
     except KeyError as e:
