@@ -5,7 +5,7 @@
 import os as _os
 import warnings as _warnings
 
-cdef extern from "simd_isa.h" nogil:
+cdef extern from "core/isa.h" nogil:
     const char *cc_isa_name(int isa)
     int cc_isa_lookup(const char *name)
     int cc_isa_runs_here(int isa)

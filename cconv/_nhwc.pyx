@@ -19,7 +19,7 @@ cnp.import_array()
 
 include "_isa.pxi"
 
-cdef extern from "nhwc_conv.h" nogil:
+cdef extern from "nhwc/nhwc_conv.h" nogil:
     int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize)
     int cc_nhwc_fwd_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
                         float *y, int y_cl, void *ws, int64_t ws_bytes, int nthreads)
@@ -61,11 +61,11 @@ def fwd(tuple geom, x, w, b, y, int y_cl, ws, int nthreads):
         raise ValueError("cconv: the channels-last kernel rejected the convolution geometry")
 
 
-cdef extern from "transpose.h" nogil:
+cdef extern from "transpose/transpose.h" nogil:
     int cc_transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
                      const void *src, void *dst, int nthreads)
 
-cdef extern from "weight_adjoint.h" nogil:
+cdef extern from "gemm/weight_adjoint.h" nogil:
     int cc_weight_adjoint(int64_t groups, int64_t cog, int64_t cig, int64_t kk,
                           int64_t elsize, const void *src, void *dst, int nthreads,
                           int *nonfinite)

@@ -1,7 +1,7 @@
 /* Depthwise forward in channels-last layout, for small planes: the driver
  * around the "cl" row kernels (dw_cl.inc). */
 #include "dw_internal.h"
-#include "../transpose/tr_internal.h"
+#include "transpose/tr_internal.h"
 
 /*
  * Where channels-last wins.  Measured after its transposes went to the

@@ -6,7 +6,7 @@
 
 #include <limits.h>
 
-#include "simd_isa.h"
+#include "core/isa.h"
 
 #define DW_TABLES(ISA)                                                        \
     static const dw_kern_f32 dw_k32_##ISA = {                                 \

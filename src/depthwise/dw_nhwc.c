@@ -4,7 +4,7 @@
 
 #include "dw_internal.h"
 #include "depthwise.h"
-#include "simd_isa.h"
+#include "core/isa.h"
 
 /* Channels per step of the current instruction set's "cl" kernel (two
  * vectors; the scalar kernel takes any count): rows pad C to a multiple of

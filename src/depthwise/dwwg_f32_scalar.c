@@ -1,3 +1,3 @@
 /* Depthwise weight-gradient kernel, f32, scalar reference (baseline flags). */
-#include "dw_scalar.h"
+#include "simd/vec_scalar.h"
 #include "dwwg_scalar.inc"

@@ -1,7 +1,7 @@
 /* Implicit-GEMM forward convolution, float32 and float64 (ig_conv_impl.h),
  * and the rule for when it runs. */
 #include <string.h>
-#include "omp_compat.h"
+#include "core/omp_compat.h"
 
 #include "cconv.h"
 #include "igemm.h"

@@ -3,7 +3,7 @@
  * cc_isa_set in tests); this file only maps it to the kernel table, so
  * nothing here is mutable. */
 #include "igemm.h"
-#include "simd_isa.h"
+#include "core/isa.h"
 
 static const ig_kern_f32 ig32_scalar = {IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukri_f32_scalar, cc_ig_packr_f32_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1, cc_ig_ukrw_f32_scalar, cc_ig_wtin_f32_scalar, cc_ig_wtout_f32_scalar, cc_ig_rows_f32_scalar, cc_ig_ukrn_f32_scalar, cc_ig_ukrin_f32_scalar, cc_ig_wsplit_f32_scalar};
 static const ig_kern_f64 ig64_scalar = {IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f64_scalar, cc_ig_ukri_f64_scalar, cc_ig_packr_f64_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1, cc_ig_ukrw_f64_scalar, cc_ig_wtin_f64_scalar, cc_ig_wtout_f64_scalar, cc_ig_rows_f64_scalar, cc_ig_ukrn_f64_scalar, cc_ig_ukrin_f64_scalar, cc_ig_wsplit_f64_scalar};

@@ -19,7 +19,7 @@
 #include "cconv.h"
 #include <math.h>
 
-#include "gemm_plan.h"
+#include "gemm/gemm_plan.h"
 
 #define IG_TILE_POS 512                  /* output positions per tile, target */
 #define IG_BAND_BYTES ((int64_t)1 << 20) /* band buffer cap, per thread */

@@ -1,6 +1,6 @@
 /* Implicit-GEMM micro-kernel, f32, avx512 (-mavx512f -mfma). */
 #define DW_ISA avx512
-#include "dw_vec_avx512.h"
+#include "simd/vec_avx512.h"
 #include "igemm.h"
 #define IG_MR IG_MR_AVX512
 #define IG_NV IG_NV_AVX512

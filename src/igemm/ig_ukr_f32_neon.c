@@ -1,6 +1,6 @@
 /* Implicit-GEMM micro-kernel, f32, neon (AArch64 baseline). */
 #define DW_ISA neon
-#include "dw_vec_neon.h"
+#include "simd/vec_neon.h"
 #include "igemm.h"
 #define IG_MR IG_MR_NEON
 #define IG_NV IG_NV_NEON

@@ -1,7 +1,7 @@
 /* Implicit-GEMM micro-kernel, f64, avx2 (-mavx2 -mfma). */
 #define DW_F64
 #define DW_ISA avx2
-#include "dw_vec_avx2.h"
+#include "simd/vec_avx2.h"
 #include "igemm.h"
 #define IG_MR IG_MR_AVX2
 #define IG_NV IG_NV_AVX2

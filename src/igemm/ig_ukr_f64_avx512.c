@@ -1,7 +1,7 @@
 /* Implicit-GEMM micro-kernel, f64, avx512 (-mavx512f -mfma). */
 #define DW_F64
 #define DW_ISA avx512
-#include "dw_vec_avx512.h"
+#include "simd/vec_avx512.h"
 #include "igemm.h"
 #define IG_MR IG_MR_AVX512
 #define IG_NV IG_NV_AVX512

@@ -1,7 +1,7 @@
 /* Implicit-GEMM micro-kernel, f64, neon (AArch64 baseline). */
 #define DW_F64
 #define DW_ISA neon
-#include "dw_vec_neon.h"
+#include "simd/vec_neon.h"
 #include "igemm.h"
 #define IG_MR IG_MR_NEON
 #define IG_NV IG_NV_NEON

@@ -2,7 +2,7 @@
  * group on the implicit-GEMM band (ig_wgrad_impl.h), float32 and float64,
  * and the rule for when it runs. */
 #include <string.h>
-#include "omp_compat.h"
+#include "core/omp_compat.h"
 
 #include "cconv.h"
 #include "igemm.h"

@@ -5,7 +5,7 @@
  */
 #include "tr_internal.h"
 
-#include "simd_isa.h"
+#include "core/isa.h"
 
 #define CC_TR_TABLE(ISA)                                                      \
     static const cc_tr_isa cc_tr_isa_##ISA = {                                \

@@ -5,7 +5,7 @@
  */
 #include "wdw_internal.h"
 
-#include "simd_isa.h"
+#include "core/isa.h"
 
 #define WDW_TABLE(ISA)                                                        \
     static const wdw_isa wdw_isa_##ISA = {&cc_wdw_v_f32_##ISA,                \

@@ -54,7 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "winograd.h"
+#include "wdw.h"
 
 /* Widest vector (floats) of any instruction set. */
 #define WDW_VMAX 16

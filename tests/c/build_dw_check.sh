@@ -64,7 +64,7 @@ else
 fi
 for f in $base; do compile "$dw/$f" "$tmp/${f%.c}.o"; done
 for f in $trs; do compile "$tr/$f" "$tmp/${f%.c}.o"; done
-compile "$root/src/simd_isa.c" "$tmp/simd_isa.o"
+compile "$root/src/core/isa.c" "$tmp/simd_isa.o"
 fail=0
 for p in $pids; do wait "$p" || fail=1; done
 [ $fail = 0 ] || { echo "compilation failed" >&2; exit 1; }

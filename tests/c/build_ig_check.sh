@@ -37,7 +37,7 @@ else
         done ;;
     esac
 fi
-for f in $srcs ../simd_isa.c; do
+for f in $srcs ../core/isa.c; do
     $CC $CFLAGS -c "$ig/$f" -o "$tmp/$(basename "${f%.c}").o"
     objs="$objs $tmp/$(basename "${f%.c}").o"
 done

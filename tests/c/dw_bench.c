@@ -11,8 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "depthwise.h"
-#include "simd_isa.h"
+#include "depthwise/depthwise.h"
+#include "core/isa.h"
 
 static double now(void)
 {

@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "depthwise.h"
-#include "simd_isa.h"
+#include "depthwise/depthwise.h"
+#include "core/isa.h"
 
 #define CHECK_RNG_SEED 88172645463325252ull
 #include "check_rng.h"

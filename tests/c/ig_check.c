@@ -23,8 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "igemm.h"
-#include "simd_isa.h"
+#include "igemm/igemm.h"
+#include "core/isa.h"
 
 #define CHECK_RNG_SEED 0x9E3779B97F4A7C15ull
 #include "check_rng.h"

@@ -35,6 +35,6 @@ aarch64*)
     base="$base tr_neon.c" ;;
 esac
 for f in $base; do $CC $CFLAGS -c "$src/$f" -o "$tmp/${f%.c}.o"; objs="$objs $tmp/${f%.c}.o"; done
-$CC $CFLAGS -c "$root/src/transpose.c" -o "$tmp/transpose.o"
-$CC $CFLAGS -c "$root/src/simd_isa.c" -o "$tmp/simd_isa.o"
+$CC $CFLAGS -c "$root/src/transpose/transpose.c" -o "$tmp/transpose.o"
+$CC $CFLAGS -c "$root/src/core/isa.c" -o "$tmp/simd_isa.o"
 $CC $CFLAGS "$here/tr_check.c" $tmp/transpose.o $tmp/simd_isa.o $objs -o "$out"

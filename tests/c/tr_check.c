@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "simd_isa.h"
-#include "transpose.h"
+#include "core/isa.h"
+#include "transpose/transpose.h"
 
 #define CHECK_RNG_SEED 0x9E3779B97F4A7C15ull
 #include "check_rng.h"

@@ -17,8 +17,8 @@
 #include <time.h>
 
 #include "depthwise/depthwise.h"
-#include "simd_isa.h"
-#include "winograd.h"
+#include "core/isa.h"
+#include "winograd/wdw.h"
 
 static double now(int nt)
 {

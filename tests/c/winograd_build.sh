@@ -37,7 +37,7 @@ aarch64*)
     base="$base wdw3x3_f32_neon.c" ;;
 esac
 for f in $base; do $CC $CFLAGS -c "$src/$f" -o "$tmp/${f%.c}.o"; objs="$objs $tmp/${f%.c}.o"; done
-$CC $CFLAGS -c "$root/src/simd_isa.c" -o "$tmp/simd_isa.o"
+$CC $CFLAGS -c "$root/src/core/isa.c" -o "$tmp/simd_isa.o"
 objs="$objs $tmp/simd_isa.o"
 if [ -n "$WITH_DW" ]; then
     dw=$root/src/depthwise

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "simd_isa.h"
-#include "winograd.h"
+#include "core/isa.h"
+#include "winograd/wdw.h"
 
 #define CHECK_RNG_SEED 88172645463325252ull
 #include "check_rng.h"

@@ -1,7 +1,7 @@
 /* NEON (AArch64) vector layer (see dw_vec_common.h).  NEON is part of the
  * AArch64 base instruction set: no flags, no runtime check. */
 #include <arm_neon.h>
-#include "dw_vec_common.h"
+#include "vec_common.h"
 
 #define DW_RK_R 4
 /* no masked stores: partial vectors go through the stack */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "transpose.h"
-#include "transpose/tr_internal.h"
+#include "tr_internal.h"
 
 int cc_transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
                  const void *src, void *dst, int nthreads) {

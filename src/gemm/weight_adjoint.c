@@ -2,7 +2,7 @@
  * weight_adjoint.h. */
 #include <stdint.h>
 
-#include "transpose.h"
+#include "transpose/transpose.h"
 #include "weight_adjoint.h"
 
 /* Per group, the (cog, cig) matrix of taps transposed and every tap block

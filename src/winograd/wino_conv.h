@@ -46,7 +46,7 @@
 #ifndef CC_IG_WINO_H
 #define CC_IG_WINO_H
 #include "cconv.h"
-#include "ig_plan.h"
+#include "igemm/ig_plan.h"
 
 typedef struct iw_plan {
     int nt, mr, nr;

@@ -4,18 +4,18 @@
  * The bodies are gemm_conv_impl.h; the work split is gemm_plan.h. */
 #include <stdlib.h>
 #include <string.h>
-#include "omp_compat.h"
+#include "core/omp_compat.h"
 
-#include "blas.h"
+#include "core/blas.h"
 #include "cconv.h"
 #include "igemm/igemm.h"
-#include "igemm/ig_wino.h"
+#include "winograd/wino_conv.h"
 #include "gemm_plan.h"
 #include "shift_conv.h"
 #include "shift_plan.h"
 
-#define CC_IMPL "gemm_conv_impl.h"
-#include "cc_instances.h"
+#define CC_IMPL "gemm/gemm_conv_impl.h"
+#include "core/instances.h"
 
 /* float32 on 16-lane vectors (AVX-512): micro-panels of NR = 48 positions
  * and twice the work per instruction, where the rules below differ (the

@@ -1,6 +1,6 @@
 /* The instruction-set choice every per-ISA kernel table follows
  * (simd_isa.h). */
-#include "simd_isa.h"
+#include "isa.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,15 +2,15 @@
  * see nhwc_conv.h.  The bodies are nhwc_conv_impl.h, the work split
  * nhwc_plan.h. */
 #include <string.h>
-#include "omp_compat.h"
+#include "core/omp_compat.h"
 
-#include "blas.h"
+#include "core/blas.h"
 #include "cconv.h"
 #include "nhwc_conv.h"
 #include "nhwc_plan.h"
 
-#define CC_IMPL "nhwc_conv_impl.h"
-#include "cc_instances.h"
+#define CC_IMPL "nhwc/nhwc_conv_impl.h"
+#include "core/instances.h"
 
 int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return -1;

@@ -3,7 +3,7 @@
  * kernels (dw*_scalar.inc), which are plain loops written for clarity: they
  * define what the SIMD kernels must compute.
  */
-#include "dw_vec_common.h"
+#include "vec_common.h"
 #define DW_ISA scalar
 #ifdef DW_F64
 #define T double

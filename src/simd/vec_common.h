@@ -22,7 +22,7 @@
  */
 #ifndef CC_DW_VEC_COMMON_H
 #define CC_DW_VEC_COMMON_H
-#include "dw_internal.h"
+#include "depthwise/dw_internal.h"
 
 #define DW_CAT4_(a, b, c, d) a##b##_##c##_##d
 #define DW_CAT4(a, b, c, d) DW_CAT4_(a, b, c, d)

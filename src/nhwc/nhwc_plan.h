@@ -11,7 +11,7 @@
 #define CC_NHWC_PLAN_H
 
 #include "cconv.h"
-#include "gemm_plan.h"
+#include "gemm/gemm_plan.h"
 
 /* Per-thread col tile: at least CC_NHWC_TILE_ROWS rows (every GEMM call
  * packs the whole weight of its group again, so a tile of few rows would

@@ -8,7 +8,7 @@
 #else
 #include <immintrin.h>
 #endif
-#include "dw_vec_common.h"
+#include "vec_common.h"
 
 #define DW_RK_R 6
 /* masked stores are native and cheap */

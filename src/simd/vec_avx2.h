@@ -1,7 +1,7 @@
 /* AVX2 + FMA vector layer (see dw_vec_common.h).  Only for files built with
  * -mavx2 -mfma. */
 #include <immintrin.h>
-#include "dw_vec_common.h"
+#include "vec_common.h"
 
 #define DW_RK_R 4
 /* vmaskmovps stores are slow on AMD cores */

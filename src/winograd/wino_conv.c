@@ -2,14 +2,14 @@
  * (ig_wino_impl.h), and its workspace. */
 #include <stdint.h>
 #include <string.h>
-#include "omp_compat.h"
+#include "core/omp_compat.h"
 
 #include "cconv.h"
-#include "igemm.h"
-#include "ig_wino.h"
+#include "igemm/igemm.h"
+#include "wino_conv.h"
 
-#define IG_IMPL "ig_wino_impl.h"
-#include "ig_instances.h"
+#define IG_IMPL "winograd/wino_conv_impl.h"
+#include "igemm/ig_instances.h"
 
 int64_t cc_conv_fwd_wino_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_wino_applies(g) || (elsize != 4 && elsize != 8)) return -1;

@@ -1,15 +1,15 @@
 /* Stride-1 forward convolution by one GEMM per kernel tap over a padded
  * band of input rows (no im2col); see shift_conv_impl.h. */
 #include <string.h>
-#include "omp_compat.h"
+#include "core/omp_compat.h"
 
-#include "blas.h"
+#include "core/blas.h"
 #include "cconv.h"
 #include "shift_plan.h"
 #include "shift_conv.h"
 
-#define CC_IMPL "shift_conv_impl.h"
-#include "cc_instances.h"
+#define CC_IMPL "gemm/shift_conv_impl.h"
+#include "core/instances.h"
 
 int64_t cc_conv_fwd_shift_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     cc_shift_plan sp;
