@@ -1,7 +1,7 @@
 # The instruction-set functions every extension module with per-ISA kernels
-# includes (src/simd_isa.h).  Each module links its own copy of the C core,
-# hence its own choice: CCONV_SIMD sets them all at import, and set_isa
-# changes only the calling module's (for tests; not while kernels run).
+# includes (src/core/isa.h).  The modules share one C core library, hence one
+# choice: CCONV_SIMD sets it at import, and set_isa from any module switches
+# every kernel family (for tests; not while kernels run).
 import os as _os
 import warnings as _warnings
 
@@ -19,7 +19,7 @@ ISAS = tuple(cc_isa_name(i).decode() for i in range(CC_ISA_COUNT))
 
 
 def isa():
-    """The instruction set this module's kernels use."""
+    """The instruction set the C core's kernels use."""
     return cc_isa_name(cc_isa_current()).decode()
 
 
@@ -29,9 +29,9 @@ def available_isas():
 
 
 def set_isa(name=None):
-    """Force this module's instruction set (None or 'auto': the best
-    available); returns the previous one.  ValueError when it cannot run
-    here."""
+    """Force the C core's instruction set, for every kernel family (None or
+    'auto': the best available); returns the previous one.  ValueError when
+    it cannot run here."""
     prev = isa()
     cdef bytes b = b"auto" if name is None else str(name).encode()
     if cc_isa_set(b) != 0:

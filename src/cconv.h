@@ -33,6 +33,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
 
 #define CC_OK 0
 #define CC_ERR_NOMEM (-1)
@@ -183,6 +184,7 @@ const char *cc_blas_corename(void);
 int cc_openmp_max_threads(void);
 void cc_openmp_set_threads(int n);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

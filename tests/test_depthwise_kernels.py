@@ -237,6 +237,21 @@ def test_isa_selection(isa_guard):
             _depthwise.set_isa(isa)
 
 
+def test_one_isa_choice_for_every_module(isa_guard):
+    """The extension modules share one C core library, so one choice of
+    instruction set: set_isa through any module switches every kernel
+    family (depthwise, implicit GEMM and dense Winograd, depthwise Winograd,
+    layout transpose)."""
+    from cconv import _kernels, _nhwc, _winograd
+
+    modules = (_depthwise, _kernels, _nhwc, _winograd)
+    for setter in modules:
+        for isa in ISAS:
+            setter.set_isa(isa)
+            assert [m.isa() for m in modules] == [isa] * len(modules), setter.__name__
+        assert all(m.available_isas() == ISAS for m in modules)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("block", range(6))
 def test_random_geometries(dtype, block, isa_guard):
@@ -640,10 +655,12 @@ def test_bad_arguments():
 def test_env_var_forces_isa(tmp_path):
     code = "from cconv import _depthwise as d; print(d.isa())"
     env = dict(os.environ, CCONV_SIMD="scalar")
-    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+    every = ("from cconv import _depthwise, _kernels, _nhwc, _winograd; "
+             "print(*(m.isa() for m in (_depthwise, _kernels, _nhwc, _winograd)))")
+    r = subprocess.run([sys.executable, "-c", every], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip().splitlines()[-1] == "scalar"
+    assert r.stdout.strip().splitlines()[-1] == "scalar scalar scalar scalar"
     env["CCONV_SIMD"] = "no-such-isa"
     r = subprocess.run([sys.executable, "-W", "always", "-c", code], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=300)

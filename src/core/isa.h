@@ -22,6 +22,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
 
 typedef enum cc_isa {
     CC_ISA_SCALAR = 0,
@@ -51,6 +52,7 @@ cc_isa cc_isa_current(void);
  * change, when it is unknown or cannot run here. */
 int cc_isa_set(const char *name);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
+
 #define CC_OUTBUF_MIN_BYTES ((size_t)128 << 10)
 #define CC_OUTBUF_MAX_BYTES ((size_t)64 << 20)
 #define CC_OUTBUF_CAP_BYTES ((size_t)128 << 20)
@@ -48,4 +50,5 @@ void cc_outbuf_release(void);
 /* Bytes held in the cache now, and blocks. */
 void cc_outbuf_stats(int64_t *bytes, int64_t *blocks);
 
+#pragma GCC visibility pop
 #endif

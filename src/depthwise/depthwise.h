@@ -32,6 +32,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
 
 int cc_dw_fwd_f32(const cc_geom *g, const float *x, const float *w,
                   const float *bias, float *y, int nthreads);
@@ -71,6 +72,7 @@ int cc_dw_geom_ok(const cc_geom *g);
 #define CC_DW_PATH_CL 2
 int cc_dw_fwd_path(const cc_geom *g, int64_t elsize);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
 /* src is (groups, cog, cig, kk) as PyTorch stores a weight (kk = the
  * kernel's taps, row-major), dst (groups, cig, cog, kk) with the taps
  * reversed:
@@ -16,6 +17,7 @@ extern "C" {
  * forward of a 1-tap kernel reads no padding, so nothing multiplies a zero. */
 int cc_weight_adjoint(int64_t groups, int64_t cog, int64_t cig, int64_t kk, int64_t elsize,
                       const void *src, void *dst, int nthreads, int *nonfinite);
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

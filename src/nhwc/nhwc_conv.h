@@ -20,6 +20,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
 
 int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize);
 int cc_nhwc_fwd_f32(const cc_geom *g, const float *x, const float *w,
@@ -29,6 +30,7 @@ int cc_nhwc_fwd_f64(const cc_geom *g, const double *x, const double *w,
                     const double *bias, double *y, int y_cl, void *ws,
                     int64_t ws_bytes, int nthreads);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

@@ -13,8 +13,10 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
 int cc_transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
                  const void *src, void *dst, int nthreads);
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

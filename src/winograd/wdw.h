@@ -46,6 +46,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
 
 int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
                    const float *bias, float *y, int nthreads, int *nonfinite);
@@ -57,6 +58,7 @@ int cc_wdw_geom_ok(const cc_geom *g);
  * vertical index) = G g G^T for g (3x3, row-major). */
 void cc_wdw_filter_f32(const float *g, float *u);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif
