@@ -5,12 +5,12 @@
 
 #define CC_T float
 #define CC_SFX f32
-#include "col2im_gather_impl.h"
+#include "col2im_gather.inc"
 #undef CC_T
 #undef CC_SFX
 
 #define CC_T double
 #define CC_SFX f64
-#include "col2im_gather_impl.h"
+#include "col2im_gather.inc"
 #undef CC_T
 #undef CC_SFX

@@ -14,7 +14,7 @@
 #include "shift_conv.h"
 #include "shift_plan.h"
 
-#define CC_IMPL "gemm/gemm_conv_impl.h"
+#define CC_IMPL "gemm/gemm_conv.inc"
 #include "core/instances.h"
 
 /* float32 on 16-lane vectors (AVX-512): micro-panels of NR = 48 positions

@@ -7,12 +7,12 @@
 
 #define CC_T float
 #define CC_SFX f32
-#include "im2col_impl.h"
+#include "im2col.inc"
 #undef CC_T
 #undef CC_SFX
 
 #define CC_T double
 #define CC_SFX f64
-#include "im2col_impl.h"
+#include "im2col.inc"
 #undef CC_T
 #undef CC_SFX

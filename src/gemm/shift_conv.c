@@ -8,7 +8,7 @@
 #include "shift_plan.h"
 #include "shift_conv.h"
 
-#define CC_IMPL "gemm/shift_conv_impl.h"
+#define CC_IMPL "gemm/shift_conv.inc"
 #include "core/instances.h"
 
 int64_t cc_conv_fwd_shift_workspace(const cc_geom *g, int nthreads, int64_t elsize) {

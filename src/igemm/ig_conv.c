@@ -7,7 +7,7 @@
 #include "igemm.h"
 #include "ig_plan.h"
 
-#define IG_IMPL "ig_conv_impl.h"
+#define IG_IMPL "ig_conv.inc"
 #include "ig_instances.h"
 
 int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize) {

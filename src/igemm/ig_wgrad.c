@@ -8,7 +8,7 @@
 #include "igemm.h"
 #include "ig_plan.h"
 
-#define IG_IMPL "ig_wgrad_impl.h"
+#define IG_IMPL "ig_wgrad.inc"
 #include "ig_instances.h"
 
 int cc_conv_wgrad_igemm_suits(const cc_geom *g, int64_t elsize) {

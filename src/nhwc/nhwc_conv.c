@@ -9,7 +9,7 @@
 #include "nhwc_conv.h"
 #include "nhwc_plan.h"
 
-#define CC_IMPL "nhwc/nhwc_conv_impl.h"
+#define CC_IMPL "nhwc/nhwc_conv.inc"
 #include "core/instances.h"
 
 int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize) {

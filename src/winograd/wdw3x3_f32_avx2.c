@@ -100,4 +100,4 @@ WDW_AI void wdw_joinn_avx2(float *p, __m256 e, __m256 o, int64_t n)
 #define VJOIN(p, e, o) wdw_join_avx2((p), (e), (o))
 #define VJOINN(p, e, o, n) wdw_joinn_avx2((p), (e), (o), (n))
 
-#include "wdw3x3_f32.inc"
+#include "wdw3x3.inc"

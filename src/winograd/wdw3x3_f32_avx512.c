@@ -89,4 +89,4 @@ WDW_AI void wdw_joinn_avx512(float *p, __m512 e, __m512 o, int64_t n)
 #define VJOIN(p, e, o) wdw_join_avx512((p), (e), (o))
 #define VJOINN(p, e, o, n) wdw_joinn_avx512((p), (e), (o), (n))
 
-#include "wdw3x3_f32.inc"
+#include "wdw3x3.inc"

@@ -68,4 +68,4 @@ WDW_AI void wdw_joinn_neon(float *p, float32x4_t e, float32x4_t o, int64_t n)
 #define VJOIN(p, e, o) wdw_join_neon((p), (e), (o))
 #define VJOINN(p, e, o, n) wdw_joinn_neon((p), (e), (o), (n))
 
-#include "wdw3x3_f32.inc"
+#include "wdw3x3.inc"

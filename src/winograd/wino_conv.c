@@ -8,7 +8,7 @@
 #include "igemm/igemm.h"
 #include "wino_conv.h"
 
-#define IG_IMPL "winograd/wino_conv_impl.h"
+#define IG_IMPL "winograd/wino_conv.inc"
 #include "igemm/ig_instances.h"
 
 int64_t cc_conv_fwd_wino_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
