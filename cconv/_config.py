@@ -71,7 +71,7 @@ def workspace(nbytes: int) -> np.ndarray | None:
 
 def result_empty(xp, shape, dtype):
     """An uninitialised C-order array for a result or a full-size temporary:
-    on NumPy from the cache of freed result blocks (src/outbuf.h), so that a
+    on NumPy from the cache of freed result blocks (src/core/outbuf.h), so that a
     chain of calls reuses pages already mapped instead of faulting in new
     ones; ``xp.empty`` otherwise (CuPy has its own memory pool)."""
     if xp is np:

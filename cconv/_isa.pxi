@@ -14,7 +14,7 @@ cdef extern from "core/isa.h" nogil:
     int cc_isa_set(const char *name)
     int CC_ISA_COUNT
 
-# every instruction set cconv has kernels for, as src/simd_isa.c names them
+# every instruction set cconv has kernels for, as src/core/isa.c names them
 ISAS = tuple(cc_isa_name(i).decode() for i in range(CC_ISA_COUNT))
 
 

@@ -162,7 +162,7 @@ def wino_workspace_bytes(tuple geom, int nthreads, int elsize):
 
 
 def conv_fwd_wino(tuple geom, x, w, b, y, ws, int nthreads):
-    """y = conv(x, w) + b by Winograd F(2x2, 3x3) (src/igemm/ig_wino.c): a
+    """y = conv(x, w) + b by Winograd F(2x2, 3x3) (src/winograd/wino_conv.c): a
     3x3 stride-1 geometry across the planes (2-D, or 3-D with any depth
     taps), else ValueError; b may be None."""
     _conv(_FWD_WINO, geom, x, w, b, y, ws, nthreads)

@@ -5,7 +5,7 @@ A channels-last array is the NCHW view of an NHWC C-contiguous buffer
 once batchified).  PyTorch keeps that memory format through a convolution;
 so does cconv: for such an input the result is channels last as well (the
 NCHW-shaped view of an NHWC buffer).  Plain, non-depthwise float16/32/64
-convolutions run on ``src/nhwc_conv.c`` without any layout copy (float16
+convolutions run on ``src/nhwc/nhwc_conv.c`` without any layout copy (float16
 through float32), and float32/64 depthwise ones with multiplier 1 on
 ``src/depthwise/dw_nhwc.c``, likewise in place (through the copies they
 took 3-16x torch's time on MobileNet layers); everything else (complex,
@@ -95,7 +95,7 @@ def _dims(shape) -> tuple:
 def to_channels_first(x, out=None) -> np.ndarray:
     """A C-contiguous (channels-first) copy of channels-last ``x``, or
     written into C-contiguous ``out`` of its shape and dtype: the tiled SIMD
-    transpose (src/transpose.c), 4-6x faster than NumPy's strided copy (2
+    transpose (src/transpose/transpose.c), 4-6x faster than NumPy's strided copy (2
     threads, AVX2: 1x56x56x144 float32 0.09 against 0.42 ms, 8x56x56x64 0.46
     against 2.3 ms); for fewer than 8 channels NumPy's copy."""
     n, c, s = _dims(x.shape)

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""Thin nogil wrapper over the channels-last forward (src/nhwc_conv.h).
+"""Thin nogil wrapper over the channels-last forward (src/nhwc/nhwc_conv.h).
 
 ``x`` is the flattened channels-last input (batch, *in, c_in), ``w`` the
 flattened weight as PyTorch stores it, ``y`` the flattened result, channels

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""NumPy arrays on cconv's cache of freed result blocks (src/outbuf.h).
+"""NumPy arrays on cconv's cache of freed result blocks (src/core/outbuf.h).
 
 ``empty(shape, dtype)`` is ``numpy.empty`` with the data taken from, and
 given back to, that cache: a NumPy memory handler (NEP 49) is set for the

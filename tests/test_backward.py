@@ -466,7 +466,7 @@ def test_realistic_sizes(case, dtype):
 @pytest.mark.parametrize("batch", [5, 7, 8, 9, 13])
 @pytest.mark.parametrize("transposed", [False, True])
 def test_batched_gemm_image_blocks(batch, transposed, dtype):
-    """Small images are batched several to a GEMM (src/gemm_plan.h, P * nb
+    """Small images are batched several to a GEMM (src/gemm/gemm_plan.h, P * nb
     under 384 columns), in blocks of equal size: batches that do not divide
     evenly, every gradient, 1 and 2 threads, the GEMM backends forced."""
     rng = np.random.default_rng(700 + batch)

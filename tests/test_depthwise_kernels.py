@@ -18,7 +18,6 @@ import itertools
 import os
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 
@@ -671,60 +670,34 @@ def test_env_var_forces_isa(tmp_path):
 
 # ---- the C test program: native, SIMDe AVX-512, aarch64 under qemu -----------
 
-def _build(mode, out, main="dw_check"):
-    c_programs.build("build_dw_check.sh", mode, out, env={"MAIN": main})
+def _missing(mode):
+    return c_programs.missing(mode, ISAS)
 
 
-_run = c_programs.run_check
-
-
-def _cc_ok():
-    return shutil.which(os.environ.get("CC", "gcc")) is not None
-
-
-@pytest.mark.skipif(not _cc_ok(), reason="no C compiler (gcc) to build tests/c/dw_check.c")
-def test_c_native(tmp_path):
+@pytest.mark.skipif(_missing("native") is not None, reason=str(_missing("native")))
+def test_c_native():
     """Every instruction set the CPU runs vs the naive C reference and the
     scalar kernels."""
-    exe = tmp_path / "dw_check"
-    _build("native", exe)
-    out = _run([str(exe), "300", "1"])
+    out = c_programs.run("dw_check", "native", "300", "1")
     for isa in c_programs.cpu_isas(ISAS):
         assert isa in out.splitlines()[0]
     paths = re.search(r"plane (\d+), rows (\d+), channels-last (\d+)", out)
     assert paths and min(int(v) for v in paths.groups()) > 0, out  # every forward path ran
 
 
-def _simde_ok():
-    if not _cc_ok():
-        return "no C compiler (gcc)"
-    if not pathlib.Path("/usr/include/simde/x86/avx512.h").exists():
-        return "SIMDe headers absent (Debian: apt-get install libsimde-dev)"
-    if "avx2" not in ISAS:
-        return "SIMDe build of the AVX-512 kernels needs an AVX2 CPU"
-    return None
-
-
-@pytest.mark.skipif(_simde_ok() is not None, reason=str(_simde_ok()))
-def test_c_avx512_on_simde(tmp_path):
+@pytest.mark.skipif(_missing("simde") is not None, reason=str(_missing("simde")))
+def test_c_avx512_on_simde():
     """The AVX-512 kernels, built on SIMDe's portable AVX-512, on any AVX2
     CPU (this checks the kernels' logic where the CPU lacks AVX-512)."""
-    exe = tmp_path / "dw_check_simde"
-    _build("simde", exe)
-    out = _run([str(exe), "100", "2"])
+    out = c_programs.run("dw_check", "simde", "100", "2")
     assert "avx512" in out.splitlines()[0]
 
 
-_neon_missing = c_programs.neon_missing
-
-
-@pytest.mark.skipif(_neon_missing() is not None, reason=str(_neon_missing()))
-def test_c_neon_under_qemu(tmp_path):
+@pytest.mark.skipif(_missing("aarch64") is not None, reason=str(_missing("aarch64")))
+def test_c_neon_under_qemu():
     """The NEON kernels, cross-compiled for aarch64 and run under qemu,
     against the naive C reference and the scalar kernels."""
-    exe = tmp_path / "dw_check_a64"
-    _build("aarch64", exe)
-    out = _run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", str(exe), "150", "3"])
+    out = c_programs.run("dw_check", "aarch64", "150", "3")
     assert "neon" in out.splitlines()[0]
 
 

@@ -1044,7 +1044,7 @@ def test_small_images_split_by_output_channels(shape, wshape, stride, pad, group
 @pytest.mark.parametrize("seed", range(6))
 def test_small_planes_padded_plane_im2col(seed, restore_threads):
     """im2col of whole small images with short output lines goes through a
-    zero-padded copy of each plane (src/im2col_impl.h): random 1-3-D
+    zero-padded copy of each plane (src/gemm/im2col.inc): random 1-3-D
     geometries that the GEMM forward runs by im2col (strides leaving input
     rows unread, dilation, padding wider than the kernel reaches, groups),
     forward and grad_weight against the float64 reference, 1-3 threads."""
@@ -1088,7 +1088,7 @@ def test_small_planes_padded_plane_im2col(seed, restore_threads):
 def test_small_planes_padded_plane_col2im(seed, restore_threads):
     """col2im of whole small images (the transposed forward and the strided
     grad_input of the GEMM backends) adds into a zero-padded plane
-    (src/im2col_impl.h), stride-2 taps in interleaved pairs: random 1-3-D
+    (src/gemm/im2col.inc), stride-2 taps in interleaved pairs: random 1-3-D
     transposed layers with stride 1-3, dilation, padding, output padding
     and groups against the float64 reference, 1-3 threads."""
     rng = np.random.default_rng(700 + seed)
@@ -1120,7 +1120,7 @@ def test_small_planes_padded_plane_col2im(seed, restore_threads):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_whole_output_gather_col2im(seed, restore_threads):
-    """col2im in gather form (src/col2im_gather_impl.h): where the adjoint's
+    """col2im in gather form (src/gemm/col2im_gather.inc): where the adjoint's
     whole output is one column block and its rows (the transposed layer's
     input rows) are longer than 16, each row of the result is formed once,
     bias included, with no pass setting it first.  Random 1-3-D transposed

@@ -468,65 +468,39 @@ def test_inference_only():
 
 # ---- the C test program: native, SIMDe AVX-512, ASan, aarch64 under qemu ----
 
-def _build(mode, out):
-    c_programs.build("winograd_build.sh", mode, out)
+def _missing(mode):
+    return c_programs.missing(mode, ISAS)
 
 
-_run = c_programs.run_check
-
-
-def _cc_missing():
-    return c_programs.cc_missing("winograd_check.c")
-
-
-@pytest.mark.skipif(_cc_missing() is not None, reason=str(_cc_missing()))
-def test_c_native(tmp_path):
+@pytest.mark.skipif(_missing("native") is not None, reason=str(_missing("native")))
+def test_c_native():
     """Every instruction set the CPU runs vs the float64 C reference and the
     scalar kernel; canaries around the output; the geometry rules."""
-    exe = tmp_path / "winograd_check"
-    _build("native", exe)
-    out = _run([str(exe), "300", "1"])
+    out = c_programs.run("winograd_check", "native", "300", "1")
     for isa in c_programs.cpu_isas(ISAS):
         assert isa in out.splitlines()[0]
 
 
-def _asan_missing():
-    return c_programs.asan_missing("winograd_check.c")
-
-
-@pytest.mark.skipif(_asan_missing() is not None, reason=str(_asan_missing()))
-def test_c_asan(tmp_path):
+@pytest.mark.skipif(_missing("asan") is not None, reason=str(_missing("asan")))
+def test_c_asan():
     """No read or write outside the arrays (edge tiles, padding, masked
     loads and stores), under AddressSanitizer and UBSan."""
-    exe = tmp_path / "winograd_check_asan"
-    _build("asan", exe)
-    _run([str(exe), "100", "2"])
+    c_programs.run("winograd_check", "asan", "100", "2")
 
 
-def _simde_missing():
-    return c_programs.simde_missing("winograd_check.c", ISAS)
-
-
-@pytest.mark.skipif(_simde_missing() is not None, reason=str(_simde_missing()))
-def test_c_avx512_on_simde(tmp_path):
+@pytest.mark.skipif(_missing("simde") is not None, reason=str(_missing("simde")))
+def test_c_avx512_on_simde():
     """The AVX-512 kernel, built on SIMDe's portable AVX-512, on any AVX2 CPU
     (checks its logic where the CPU lacks AVX-512)."""
-    exe = tmp_path / "winograd_check_simde"
-    _build("simde", exe)
-    out = _run([str(exe), "150", "3"])
+    out = c_programs.run("winograd_check", "simde", "150", "3")
     assert "avx512" in out.splitlines()[0]
 
 
-_neon_missing = c_programs.neon_missing
-
-
-@pytest.mark.skipif(_neon_missing() is not None, reason=str(_neon_missing()))
-def test_c_neon_under_qemu(tmp_path):
+@pytest.mark.skipif(_missing("aarch64") is not None, reason=str(_missing("aarch64")))
+def test_c_neon_under_qemu():
     """The NEON kernel, cross-compiled for aarch64 and run under qemu,
     against the float64 C reference and the scalar kernel."""
-    exe = tmp_path / "winograd_check_a64"
-    _build("aarch64", exe)
-    out = _run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", str(exe), "150", "4"])
+    out = c_programs.run("winograd_check", "aarch64", "150", "4")
     assert "neon" in out.splitlines()[0]
 
 

@@ -1,4 +1,4 @@
-"""The three GEMM kernels of src/gemm_conv.c, called with scratch memory
+"""The three GEMM kernels of src/gemm/gemm_conv.c, called with scratch memory
 from the per-thread cache.  Shared by the GEMM and GEMM_TRANSPOSE backends."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def plain_forward(geom, x, w, b, y) -> None:
 def _flipped_weight(geom, w) -> tuple[np.ndarray, bool]:
     """The weight of the adjoint as a forward: per group, the channel axes
     swapped and the taps reversed, (c_in, c_out // groups, *k), by
-    src/transpose.c (NumPy's copy of the reversed view took 6.6 ms for a
+    src/transpose/transpose.c (NumPy's copy of the reversed view took 6.6 ms for a
     512x512x3x3 weight, the C loop about 1); and whether it is all finite
     (taps of one: not looked at, True)."""
     batch, groups, c_in, c_out, im, co, k, stride, pad, dil = geom

@@ -1,32 +1,21 @@
-/* The instruction-set choice every per-ISA kernel table follows
- * (simd_isa.h). */
+/* The instruction-set choice every per-ISA kernel table follows (isa.h). */
 #include "isa.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const isa_names[CC_ISA_COUNT] = {"scalar", "avx2", "avx512", "neon"};
+#define NAME_(isa, ISA, ...) #isa,
+static const char *const isa_names[CC_ISA_COUNT] = {CC_ALL_ISAS(NAME_, )};
+#undef NAME_
 
-/* Which variants this build compiles: x86-64 with GCC's target flags gets
- * AVX2 and AVX-512 (meson's CC_HAVE_X86_SIMD), AArch64 gets NEON (part of
- * its baseline), every build the scalar kernels. */
+/* Which sets this build compiles kernels for (isa.h: CC_BUILT_ISAS): on
+ * x86-64 with GCC's target flags AVX2 and AVX-512, on AArch64 NEON (part of
+ * its baseline), everywhere the scalar kernels. */
 static int isa_built(int isa)
 {
-    switch (isa) {
-    case CC_ISA_SCALAR:
-        return 1;
-#if defined(CC_HAVE_X86_SIMD)
-    case CC_ISA_AVX2:
-    case CC_ISA_AVX512:
-        return 1;
-#endif
-#if defined(__aarch64__)
-    case CC_ISA_NEON:
-        return 1;
-#endif
-    default:
-        return 0;
-    }
+#define BUILT_(isa_, ISA, ...) || isa == CC_ISA_##ISA
+    return 0 CC_BUILT_ISAS(BUILT_, );
+#undef BUILT_
 }
 
 const char *cc_isa_name(int isa)
@@ -48,7 +37,7 @@ int cc_isa_runs_here(int isa)
 {
     if (!isa_built(isa))
         return 0;
-#if defined(CC_HAVE_X86_SIMD)
+#if defined(CC_BUILD_AVX2) || defined(CC_BUILD_AVX512)
     if (isa == CC_ISA_AVX2 || isa == CC_ISA_AVX512) {
         __builtin_cpu_init();
         int ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

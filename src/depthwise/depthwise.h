@@ -21,7 +21,7 @@
  * Scratch memory (row buffers, a few KiB per thread; partial sums of wgrad)
  * is allocated inside and freed before returning.
  *
- * Instruction set: the one simd_isa.h chooses (CPU features at import,
+ * Instruction set: the one core/isa.h chooses (CPU features at import,
  * CCONV_SIMD=scalar|avx2|avx512|neon, or cc_isa_set() in tests).
  */
 #ifndef CC_DEPTHWISE_H

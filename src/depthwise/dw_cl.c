@@ -62,5 +62,5 @@ int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
                           (double)d->OD * (double)P + (double)KK + 1.0) * (double)CB;
     return elems <= (double)(DW_CL_MAX_BYTES / elsize);
 }
-#define DW_IMPL "dw_cl.inc"
-#include "dw_instances.h"
+#define CC_TEMPLATE "depthwise/dw_cl.inc"
+#include "core/instances.h"

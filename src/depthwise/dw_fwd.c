@@ -12,5 +12,5 @@ int cc_dw_fwd_path(const cc_geom *g, int64_t elsize)
     return dw_plane3_spec(&d) ? CC_DW_PATH_PLANE : CC_DW_PATH_ROWS;
 }
 
-#define DW_IMPL "dw_fwd.inc"
-#include "dw_instances.h"
+#define CC_TEMPLATE "depthwise/dw_fwd.inc"
+#include "core/instances.h"

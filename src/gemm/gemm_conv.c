@@ -1,7 +1,7 @@
 /* Convolution as GEMM: forward (im2col + GEMM), adjoint (GEMM + col2im: the
  * transposed convolution and the plain one's grad_input) and the weight
  * gradient (im2col + GEMM accumulated over the batch), float32 and float64.
- * The bodies are gemm_conv_impl.h; the work split is gemm_plan.h. */
+ * The bodies are gemm_conv.inc; the work split is gemm_plan.h. */
 #include <stdlib.h>
 #include <string.h>
 #include "core/omp_compat.h"
@@ -14,7 +14,7 @@
 #include "shift_conv.h"
 #include "shift_plan.h"
 
-#define CC_IMPL "gemm/gemm_conv.inc"
+#define CC_TEMPLATE "gemm/gemm_conv.inc"
 #include "core/instances.h"
 
 /* float32 on 16-lane vectors (AVX-512): micro-panels of NR = 48 positions
@@ -22,7 +22,7 @@
  * kernel table is chosen once at import, or forced by CCONV_SIMD / tests). */
 static inline int cc_wide_f32(int64_t elsize) { return elsize == 4 && cc_ig_kern_f32()->lanes >= 16; }
 
-/* Winograd F(2x2, 3x3) (src/igemm/ig_wino.c) for 2-D 3x3 stride-1 layers
+/* Winograd F(2x2, 3x3) (src/winograd/wino_conv.c) for 2-D 3x3 stride-1 layers
  * (dilation 1-4).  With vectors of at most 8 floats (AVX2, NEON) and for
  * float64: >= 32 input and output channels per group on images
  * of >= 196 2x2 tiles (27x27 outputs and up), and with >= 64 on images of

@@ -26,10 +26,10 @@
  * them measured 10-15% faster than whole-image tiles on ResNet 3x3 and C3D
  * layers (1 thread, AMD EPYC, OpenBLAS Haswell kernels). */
 #define CC_TILE_BYTES ((int64_t)1 << 20)
-/* im2col/col2im's padded-plane form (im2col_impl.h): planes of at most
+/* im2col/col2im's padded-plane form (im2col.inc): planes of at most
  * CC_PAD_PLANE_MAX padded elements with output lines of at most
  * CC_PAD_LINE_MAX; longer lines go line by line (col2im: in gather form
- * where the whole output is one block, col2im_gather_impl.h). */
+ * where the whole output is one block, col2im_gather.inc). */
 #define CC_PAD_PLANE_MAX 4096
 #define CC_PAD_LINE_MAX 16
 /* Images are batched into one GEMM while P * nb stays under this. */

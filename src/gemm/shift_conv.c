@@ -1,5 +1,5 @@
 /* Stride-1 forward convolution by one GEMM per kernel tap over a padded
- * band of input rows (no im2col); see shift_conv_impl.h. */
+ * band of input rows (no im2col); see shift_conv.inc. */
 #include <string.h>
 #include "core/omp_compat.h"
 
@@ -8,7 +8,7 @@
 #include "shift_plan.h"
 #include "shift_conv.h"
 
-#define CC_IMPL "gemm/shift_conv.inc"
+#define CC_TEMPLATE "gemm/shift_conv.inc"
 #include "core/instances.h"
 
 int64_t cc_conv_fwd_shift_workspace(const cc_geom *g, int nthreads, int64_t elsize) {

@@ -1,5 +1,5 @@
 /* The weight of a stride-1 adjoint (grad_input) run as a forward
- * convolution (src/weight_adjoint.c). */
+ * convolution (src/gemm/weight_adjoint.c). */
 #ifndef CC_WEIGHT_ADJOINT_H
 #define CC_WEIGHT_ADJOINT_H
 #include "cconv.h"

@@ -1,5 +1,5 @@
-/* Work split of the implicit-GEMM forward (ig_conv_impl.h) and of the
- * grouped weight gradient (ig_wgrad_impl.h).
+/* Work split of the implicit-GEMM forward (ig_conv.inc) and of the
+ * grouped weight gradient (ig_wgrad.inc).
  *
  * A work item is (image, group, output depth, tile of output positions,
  * chunk of output channels).  A tile is either R whole output rows or a
@@ -241,7 +241,7 @@ static inline int64_t ig_plan_bytes(const ig_plan *p, int64_t elsize) {
            (int64_t)p->nt * (p->per_thread * elsize + ig_round_up(p->npos * 8, 64)) + 64;
 }
 
-/* Weight gradient with few output channels per group (ig_wgrad_impl.h).
+/* Weight gradient with few output channels per group (ig_wgrad.inc).
  * The band geometry is the forward's; a work item is (group, chunk of taps)
  * and runs every image and tile of its group, so each weight element is
  * summed by one thread in a fixed order (the result does not depend on the

@@ -1,5 +1,5 @@
 /* Channels-last forward convolution: im2col with pixels as rows + GEMM;
- * see nhwc_conv.h.  The bodies are nhwc_conv_impl.h, the work split
+ * see nhwc_conv.h.  The bodies are nhwc_conv.inc, the work split
  * nhwc_plan.h. */
 #include <string.h>
 #include "core/omp_compat.h"
@@ -9,7 +9,7 @@
 #include "nhwc_conv.h"
 #include "nhwc_plan.h"
 
-#define CC_IMPL "nhwc/nhwc_conv.inc"
+#define CC_TEMPLATE "nhwc/nhwc_conv.inc"
 #include "core/instances.h"
 
 int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize) {

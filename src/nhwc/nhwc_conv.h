@@ -1,6 +1,6 @@
 /*
  * Channels-last (NHWC / NLC / NDHWC) forward convolution: im2col + GEMM with
- * the pixels as GEMM rows (src/nhwc_conv.c).
+ * the pixels as GEMM rows (src/nhwc/nhwc_conv.c).
  *
  *   x : (batch, in[0], in[1], in[2], c_in)   channels last, C-contiguous
  *   w : (c_out, c_in / groups, k[0], k[1], k[2])   as PyTorch stores it

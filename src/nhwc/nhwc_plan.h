@@ -1,4 +1,4 @@
-/* Work split of the channels-last forward (nhwc_conv_impl.h).
+/* Work split of the channels-last forward (nhwc_conv.inc).
  *
  * The output pixels of all images form one row range [0, M), M = batch * P;
  * a work item is (group, tile of rows).  Tiles may straddle images, so many

@@ -1,11 +1,15 @@
 /*
- * Shared part of the per-ISA vector layers (dw_vec_<isa>.h).  A kernel file
- * defines DW_ISA (avx2, avx512, neon) and DW_F64 (or not), includes its
- * vector layer and then the kernel templates (dw2d.inc, dwrows.inc,
- * dwwg.inc).  The layer defines
- *   T, VT, V            element type, vector type, lanes
- *   DW_SFX              f32 or f64
- *   VSET1 VLOADU VSTOREU VFMA(a,b,c)=a*b+c VADD VSUB(a,b)=a-b
+ * What every vector layer (vec_<isa>.h, chosen by vec.h) shares, and the
+ * contract they all keep.  Every layer defines
+ *   CC_T, CC_SFX        the element type (double with CC_F64, else float)
+ *                       and its suffix, f32 or f64
+ *   CC_ISA_NAME(name)   name_<sfx>_<isa>: the names of a per-ISA instance
+ *                       (its kernel table, its kernels)
+ * and every one but the scalar layer (whose kernels are plain loops,
+ * written for clarity: they define what the vector kernels must compute)
+ *   VT, V               vector type, lanes
+ *   VZERO() VSET1 VLOADU VSTOREU VADD VSUB VMUL
+ *   VFMA(a,b,c) = a*b + c, VFNMA(a,b,c) = c - a*b
  *   VLOADP(p,c) VSTOREP(p,v,c)   first c lanes (0 < c < V), the rest zero
  *   VKEEPHI(v,c)        v with its first V - c lanes zeroed (0 < c <= V)
  *   VTAP(p,k)           the vector at p + k (k a compile-time constant):
@@ -13,27 +17,38 @@
  *   VSPLIT2R(a,b,&e,&o) deinterleave the 2V elements of a, b
  *   VSPLIT2L(p,&e,&o)   deinterleave the 2V elements at p (loads them)
  *   VJOIN2(p,e,o)       interleave e and o into 2V elements at p
- *   DW_RK_R             output rows per step of the rk kernels
- *   DW_TAIL_OVERLAP     1: a row's last partial vector is computed again as
+ *   VTRANSPOSE(s,ls,d,ld)  d[c*ld + r] = s[r*ls + c] for r, c < V (ls, ld
+ *                       in elements), bits copied unchanged
+ *   VTAIL_OVERLAP       1: a row's last partial vector is computed again as
  *                       the full vector ending at n (when not accumulating),
  *                       where masked or emulated partial stores are slow
- * Everything here is static inline, so nothing built with this ISA's flags
- * can be picked by the linker for baseline code.
+ * and, for float32 only (the depthwise Winograd's kernels),
+ *   VMASKT, VMASK(base,n)   the lanes i with 0 <= base + i < n
+ *   VLOADMK(x,base,m)   lane i = x[base + i] for the lanes of m, else 0
+ *                       (x + base may lie outside x: the other lanes are
+ *                       not read)
+ *   VSPLITP(a,b,&e,&o)  the even and odd elements of the 2V at a, b, in the
+ *                       lane order the set finds cheapest (a fixed
+ *                       permutation P of 0..V-1)
+ *   VJOINP(p,e,o)       the inverse: p[2t] = e[lane of t in P], p[2t+1] =
+ *                       o[...], t < V
+ *   VJOINPN(p,e,o,n)    the same, only the first n (0 < n < 2V) elements
+ * Everything is static inline, so nothing built with an instruction set's
+ * flags can be picked by the linker for baseline code.
  */
-#ifndef CC_DW_VEC_COMMON_H
-#define CC_DW_VEC_COMMON_H
-#include "depthwise/dw_internal.h"
+#ifndef CC_VEC_COMMON_H
+#define CC_VEC_COMMON_H
+#include <stdint.h>
 
-#define DW_CAT4_(a, b, c, d) a##b##_##c##_##d
-#define DW_CAT4(a, b, c, d) DW_CAT4_(a, b, c, d)
-#define DW_FN(name) DW_CAT4(cc_dw_, name, DW_SFX, DW_ISA)
-#define DW_CAT2_(a, b) a##b
-#define DW_CAT2(a, b) DW_CAT2_(a, b)
-#define DW_PLANE_T DW_CAT2(dw_plane_, DW_SFX)
+#include "core/compiler.h"
 
-#ifdef DW_F64
-#define DW_VMAX DW_VMAX_F64
+#ifdef CC_F64
+#define CC_T double
+#define CC_SFX f64
 #else
-#define DW_VMAX DW_VMAX_F32
+#define CC_T float
+#define CC_SFX f32
 #endif
+
+#define CC_ISA_NAME(name) CC_CAT(CC_CAT(name, _), CC_CAT(CC_CAT(CC_SFX, _), CC_ISA))
 #endif

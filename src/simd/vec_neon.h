@@ -1,15 +1,12 @@
-/* NEON (AArch64) vector layer (see dw_vec_common.h).  NEON is part of the
+/* NEON (AArch64) vector layer (see vec_common.h).  NEON is part of the
  * AArch64 base instruction set: no flags, no runtime check. */
 #include <arm_neon.h>
 #include "vec_common.h"
 
-#define DW_RK_R 4
 /* no masked stores: partial vectors go through the stack */
-#define DW_TAIL_OVERLAP 1
+#define VTAIL_OVERLAP 1
 
-#ifdef DW_F64
-#define T double
-#define DW_SFX f64
+#ifdef CC_F64
 #define VT float64x2_t
 #define V 2
 #define VSET1 vdupq_n_f64
@@ -19,12 +16,14 @@
 #define VFMA(a, b, c) vfmaq_f64((c), (a), (b))
 #define VADD vaddq_f64
 #define VSUB vsubq_f64
-DW_INLINE void dw_split2r_neon(float64x2_t a, float64x2_t b, float64x2_t *e, float64x2_t *o)
+#define VMUL vmulq_f64
+#define VFNMA(a, b, c) vfmsq_f64((c), (a), (b))
+CC_INLINE void vec_split2r_neon(float64x2_t a, float64x2_t b, float64x2_t *e, float64x2_t *o)
 {
     *e = vuzp1q_f64(a, b);
     *o = vuzp2q_f64(a, b);
 }
-DW_INLINE void dw_join2_neon(double *p, float64x2_t e, float64x2_t o)
+CC_INLINE void vec_join2_neon(double *p, float64x2_t e, float64x2_t o)
 {
     float64x2x2_t v;
     v.val[0] = e;
@@ -32,16 +31,21 @@ DW_INLINE void dw_join2_neon(double *p, float64x2_t e, float64x2_t o)
     vst2q_f64(p, v);
 }
 /* the vector at p + k, k < V: rotate the aligned vectors at p, p + V */
-DW_INLINE float64x2_t dw_tap_neon(const double *p, int k)
+CC_INLINE float64x2_t vec_tap_neon(const double *p, int k)
 {
     switch (k) {
     case 0: return vld1q_f64(p);
     default: return vextq_f64(vld1q_f64(p), vld1q_f64(p + 2), 1);
     }
 }
+/* a 2x2 block transposed, on integer vectors: the bits pass unchanged */
+CC_INLINE void vec_transpose_neon(const double *s, int64_t ls, double *d, int64_t ld)
+{
+    const uint64x2_t a = vld1q_u64((const uint64_t *)s), b = vld1q_u64((const uint64_t *)(s + ls));
+    vst1q_u64((uint64_t *)d, vtrn1q_u64(a, b));
+    vst1q_u64((uint64_t *)(d + ld), vtrn2q_u64(a, b));
+}
 #else
-#define T float
-#define DW_SFX f32
 #define VT float32x4_t
 #define V 4
 #define VSET1 vdupq_n_f32
@@ -51,19 +55,21 @@ DW_INLINE float64x2_t dw_tap_neon(const double *p, int k)
 #define VFMA(a, b, c) vfmaq_f32((c), (a), (b))
 #define VADD vaddq_f32
 #define VSUB vsubq_f32
-DW_INLINE void dw_split2r_neon(float32x4_t a, float32x4_t b, float32x4_t *e, float32x4_t *o)
+#define VMUL vmulq_f32
+#define VFNMA(a, b, c) vfmsq_f32((c), (a), (b))
+CC_INLINE void vec_split2r_neon(float32x4_t a, float32x4_t b, float32x4_t *e, float32x4_t *o)
 {
     *e = vuzp1q_f32(a, b);
     *o = vuzp2q_f32(a, b);
 }
-DW_INLINE void dw_join2_neon(float *p, float32x4_t e, float32x4_t o)
+CC_INLINE void vec_join2_neon(float *p, float32x4_t e, float32x4_t o)
 {
     float32x4x2_t v;
     v.val[0] = e;
     v.val[1] = o;
     vst2q_f32(p, v);
 }
-DW_INLINE float32x4_t dw_tap_neon(const float *p, int k)
+CC_INLINE float32x4_t vec_tap_neon(const float *p, int k)
 {
     switch (k) {
     case 0: return vld1q_f32(p);
@@ -72,37 +78,87 @@ DW_INLINE float32x4_t dw_tap_neon(const float *p, int k)
     default: return vextq_f32(vld1q_f32(p), vld1q_f32(p + 4), 3);
     }
 }
-#endif
-DW_INLINE VT dw_loadp_neon(const T *p, int64_t c)
+/* a 4x4 block transposed (trn1/trn2 on 32-bit, then on 64-bit lanes), on
+ * integer vectors: the bits pass unchanged */
+CC_INLINE void vec_transpose_neon(const float *sf, int64_t ls, float *df, int64_t ld)
 {
-    T tmp[V] = {0};
+    const uint32_t *s = (const uint32_t *)sf;
+    uint32_t *d = (uint32_t *)df;
+    const uint32x4_t r0 = vld1q_u32(s), r1 = vld1q_u32(s + ls);
+    const uint32x4_t r2 = vld1q_u32(s + 2 * ls), r3 = vld1q_u32(s + 3 * ls);
+    /* a0 = {r0[0], r1[0], r0[2], r1[2]}, a1 = {r0[1], r1[1], r0[3], r1[3]} */
+    const uint64x2_t a0 = vreinterpretq_u64_u32(vtrn1q_u32(r0, r1));
+    const uint64x2_t a1 = vreinterpretq_u64_u32(vtrn2q_u32(r0, r1));
+    const uint64x2_t a2 = vreinterpretq_u64_u32(vtrn1q_u32(r2, r3));
+    const uint64x2_t a3 = vreinterpretq_u64_u32(vtrn2q_u32(r2, r3));
+    vst1q_u32(d, vreinterpretq_u32_u64(vtrn1q_u64(a0, a2)));
+    vst1q_u32(d + ld, vreinterpretq_u32_u64(vtrn1q_u64(a1, a3)));
+    vst1q_u32(d + 2 * ld, vreinterpretq_u32_u64(vtrn2q_u64(a0, a2)));
+    vst1q_u32(d + 3 * ld, vreinterpretq_u32_u64(vtrn2q_u64(a1, a3)));
+}
+
+/* float32 only: the depthwise Winograd's lane windows and splits, in
+ * natural lane order (vuzp1q/vuzp2q, and vst2q for the join).  NEON has no
+ * masked loads: the lanes inside the row, as a bit set. */
+CC_INLINE unsigned vec_lanes_neon(int64_t base, int64_t n)
+{
+    unsigned m = 0;
+    for (int64_t i = 0; i < 4; i++)
+        m |= (base + i >= 0 && base + i < n) ? 1u << i : 0u;
+    return m;
+}
+CC_INLINE float32x4_t vec_loadmk_neon(const float *x, int64_t base, unsigned m)
+{
+    float t[4];
+    for (int64_t i = 0; i < 4; i++)
+        t[i] = (m >> i) & 1 ? x[base + i] : 0.0f;
+    return vld1q_f32(t);
+}
+CC_INLINE void vec_joinpn_neon(float *p, float32x4_t e, float32x4_t o, int64_t n)
+{
+    float t[8];
+    vec_join2_neon(t, e, o);
+    for (int64_t i = 0; i < n; i++)
+        p[i] = t[i];
+}
+#define VMASKT unsigned
+#define VMASK(base, n) vec_lanes_neon((base), (n))
+#define VLOADMK(x, base, m) vec_loadmk_neon((x), (base), (m))
+#define VSPLITP(a, b, e, o) vec_split2r_neon((a), (b), (e), (o))
+#define VJOINP(p, e, o) vec_join2_neon((p), (e), (o))
+#define VJOINPN(p, e, o, n) vec_joinpn_neon((p), (e), (o), (n))
+#endif
+CC_INLINE VT vec_loadp_neon(const CC_T *p, int64_t c)
+{
+    CC_T tmp[V] = {0};
     for (int64_t i = 0; i < c; i++)
         tmp[i] = p[i];
     return VLOADU(tmp);
 }
-DW_INLINE VT dw_keephi_neon(VT v, int64_t c)
+CC_INLINE VT vec_keephi_neon(VT v, int64_t c)
 {
-    T tmp[V];
+    CC_T tmp[V];
     VSTOREU(tmp, v);
     for (int64_t i = 0; i < V - c; i++)
-        tmp[i] = (T)0;
+        tmp[i] = (CC_T)0;
     return VLOADU(tmp);
 }
-DW_INLINE void dw_storep_neon(T *p, VT v, int64_t c)
+CC_INLINE void vec_storep_neon(CC_T *p, VT v, int64_t c)
 {
-    T tmp[V];
+    CC_T tmp[V];
     VSTOREU(tmp, v);
     for (int64_t i = 0; i < c; i++)
         p[i] = tmp[i];
 }
-#define VLOADP(p, c) dw_loadp_neon((p), (c))
+#define VLOADP(p, c) vec_loadp_neon((p), (c))
 /* v with its first V - c lanes zeroed (0 < c <= V) */
-#define VKEEPHI(v, c) dw_keephi_neon((v), (c))
-#define VSTOREP(p, v, c) dw_storep_neon((p), (v), (c))
+#define VKEEPHI(v, c) vec_keephi_neon((v), (c))
+#define VSTOREP(p, v, c) vec_storep_neon((p), (v), (c))
 /* Horizontal taps by register rotation (ext) of the aligned vectors, as
  * XNNPACK's NEON dwconv2d-chw kernels do; the compiler merges the repeated
  * loads of p and p + V. */
-#define VTAP(p, k) dw_tap_neon((p) + ((k) / V) * V, (k) % V)
-#define VSPLIT2R(a, b, e, o) dw_split2r_neon((a), (b), (e), (o))
+#define VTAP(p, k) vec_tap_neon((p) + ((k) / V) * V, (k) % V)
+#define VSPLIT2R(a, b, e, o) vec_split2r_neon((a), (b), (e), (o))
 #define VSPLIT2L(p, e, o) VSPLIT2R(VLOADU(p), VLOADU((p) + V), (e), (o))
-#define VJOIN2(p, e, o) dw_join2_neon((p), (e), (o))
+#define VJOIN2(p, e, o) vec_join2_neon((p), (e), (o))
+#define VTRANSPOSE(s, ls, d, ld) vec_transpose_neon((s), (ls), (d), (ld))

@@ -13,15 +13,8 @@
 int cc_transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
                  const void *src, void *dst, int nthreads) {
     if (batch < 0 || rows < 0 || cols < 0) return CC_ERR_ARG;
-    const cc_tr_isa *k = cc_tr_current();
-    cc_tr_tile_fn tile;
-    switch (elsize) {
-    case 2: tile = k->b16; break;
-    case 4: tile = k->b32; break;
-    case 8: tile = k->b64; break;
-    case 16: tile = k->b128; break;
-    default: return CC_ERR_ARG;
-    }
+    const cc_tr_tile_fn tile = cc_tr_tile_for(elsize);
+    if (!tile) return CC_ERR_ARG;
     if (batch == 0 || rows == 0 || cols == 0) return CC_OK;
     if (!src || !dst) return CC_ERR_ARG;
     if (nthreads < 1) nthreads = 1;

@@ -1,4 +1,4 @@
-/* Blocked batched transpose (src/transpose.c): the layout copies between
+/* Blocked batched transpose (src/transpose/transpose.c): the layout copies between
  * channels first and channels last.  For each of `batch` matrices,
  * dst[b][c][r] = src[b][r][c] with src rows x cols and dst cols x rows, both
  * C-contiguous, elements of elsize bytes (2, 4, 8 or 16).  NHWC -> NCHW is
@@ -8,7 +8,7 @@
 #define CC_TRANSPOSE_H
 #include "cconv.h"
 /* below this many bytes one thread does a layout copy: waking a second
- * costs more (the transpose and the weight adjoint, src/weight_adjoint.c) */
+ * costs more (the transpose and the weight adjoint, src/gemm/weight_adjoint.c) */
 #define CC_TR_PAR_BYTES ((int64_t)256 * 1024)
 #ifdef __cplusplus
 extern "C" {

@@ -35,7 +35,7 @@
  * CC_ERR_NOMEM (per-thread row buffers, a few KiB) or CC_ERR_ARG (a
  * geometry outside the above).
  *
- * Instruction set: the one simd_isa.h chooses (CPU features at import,
+ * Instruction set: the one core/isa.h chooses (CPU features at import,
  * CCONV_SIMD=scalar|avx2|avx512|neon, or cc_isa_set() in tests).
  */
 #ifndef CC_WINOGRAD_H

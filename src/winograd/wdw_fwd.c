@@ -44,8 +44,8 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
         return CC_OK;
     if (!x || !w || !y)
         return CC_ERR_ARG;
-    const wdw_isa *isa = cc_wdw_current();
-    const int64_t v = *isa->v;
+    const wdw_kern *isa = cc_wdw_kern_f32();
+    const int64_t v = isa->v;
     const int64_t TW = (OW + 1) / 2;
     const int64_t ntw = wdw_cdiv(TW, v) * v; /* tile columns hrow computes */
     const int64_t hs = ntw;                  /* stride between H_k arrays */

@@ -1,5 +1,5 @@
-/* Winograd F(2x2, 3x3) forward (ig_wino.h), float32 and float64
- * (ig_wino_impl.h), and its workspace. */
+/* Winograd F(2x2, 3x3) forward (wino_conv.h), float32 and float64
+ * (wino_conv.inc), and its workspace. */
 #include <stdint.h>
 #include <string.h>
 #include "core/omp_compat.h"
@@ -8,8 +8,9 @@
 #include "igemm/igemm.h"
 #include "wino_conv.h"
 
-#define IG_IMPL "winograd/wino_conv.inc"
-#include "igemm/ig_instances.h"
+#include "igemm/ig_loops.h"
+#define CC_TEMPLATE "winograd/wino_conv.inc"
+#include "core/instances.h"
 
 int64_t cc_conv_fwd_wino_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_wino_applies(g) || (elsize != 4 && elsize != 8)) return -1;

@@ -1,5 +1,5 @@
 /*
- * 3x3 stride-1 convolution by Winograd F(2x2, 3x3) (ig_wino.c), on the
+ * 3x3 stride-1 convolution by Winograd F(2x2, 3x3) (wino_conv.c), on the
  * implicit GEMM's micro-kernels.  Kernel 3x3, stride 1, dilation 1-4 along
  * height and width, any padding and groups, float32 and float64; 3-D
  * layers with any depth taps, depth stride, dilation and padding (a C3D
