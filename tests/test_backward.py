@@ -216,7 +216,8 @@ def _note(dtype, errs):
 
 
 def required_backends(case, dtype):
-    """Backends DESIGN.md says must run this backward, forced in turn."""
+    """Backends that must run this backward, forced in turn: the default
+    choice, EMPTY for an empty batch, and the GEMM backend of the problem."""
     out = [None]
     if case.batch == 0:
         out.append(Backend.EMPTY)

@@ -1,7 +1,9 @@
 """Randomised forward tests of cconv against tests/reference.py.
 
-Every random case is run through every backend that DESIGN.md says must run
-it (forced with ``backend=``, as a member and as its string value), through
+Every random case is run through every backend that must run it
+(``required_backends``: GEMM or GEMM_TRANSPOSE always, EMPTY for an empty
+batch, DEPTHWISE and WINOGRAD_DEPTHWISE_3X3 for the problems they are for;
+forced with ``backend=``, as a member and as its string value), through
 whatever ``select_backend`` picks, and through the default ``backend=None``;
 each result is checked for values, dtype, shape, array type, call-to-call
 bit-identity, memory sharing, ``out=`` and untouched inputs.
@@ -175,7 +177,10 @@ class Case:
             output_padding=self.kwargs.get("output_padding", 0), groups=self.kwargs["groups"])
 
     def required_backends(self):
-        """The backends DESIGN.md says must run this case."""
+        """The backends that must run this case: every problem has a GEMM
+        backend, an empty batch EMPTY, a real 2-D depthwise one DEPTHWISE,
+        and a float32 3x3 stride-1 undilated depthwise one with padding of
+        at most 1 WINOGRAD_DEPTHWISE_3X3."""
         n = self.x.shape[0] if self.batched else 1
         req = []
         if n == 0:
@@ -841,8 +846,8 @@ def _small(dtype=np.float32, nsp=2, c=4, groups=1, m=1, k=3, batch=2):
 
 
 # (backend, what the problem is, words one of which its reason must contain).
-# Only problems the backend cannot run by its definition: a more capable
-# implementation than DESIGN.md's minimum must still reject these.
+# Only problems the backend cannot run by its definition: however much more
+# a backend comes to run, it must still reject these.
 INAPPLICABLE = [
     ("DEPTHWISE", "groups1", ("depthwise", "groups", "c_in", "channels")),
     ("WINOGRAD_DEPTHWISE_3X3", "groups1", ("depthwise", "groups", "c_in", "channels")),

@@ -11,7 +11,8 @@
  *  - Channel chunks (output channels for fwd/wgrad, input channels for the
  *    adjoint) split an item further when there are too few to keep the
  *    threads busy.
- * Schedules, never nested (build-notes.md section 4): with more than one
+ * Schedules, never nested (OpenMP threads each running a multi-threaded
+ * GEMM would ask for more threads than there are cores): with more than one
  * item and thread, an OpenMP loop over the items, each GEMM single-threaded;
  * otherwise the items in order with OpenBLAS threading the GEMM.
  */
