@@ -512,7 +512,7 @@ def _core_library():
     except OSError:
         return None
     for line in maps.splitlines():
-        path = line.split(maxsplit=5)[-1]
+        path = line.split(maxsplit=5)[-1].removesuffix(" (deleted)")  # rebuilt since loaded
         if os.path.basename(path).startswith("libcconv_core"):
             return path
     return None

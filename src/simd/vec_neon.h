@@ -6,38 +6,55 @@
 /* no masked stores: partial vectors go through the stack */
 #define VTAIL_OVERLAP 1
 
+/* The intrinsics of the element type: VN(vaddq) is vaddq_f32 or vaddq_f64. */
 #ifdef CC_F64
 #define VT float64x2_t
+#define VT2 float64x2x2_t
 #define V 2
-#define VSET1 vdupq_n_f64
-#define VZERO() vdupq_n_f64(0.0)
-#define VLOADU vld1q_f64
-#define VSTOREU vst1q_f64
-#define VFMA(a, b, c) vfmaq_f64((c), (a), (b))
-#define VADD vaddq_f64
-#define VSUB vsubq_f64
-#define VMUL vmulq_f64
-#define VFNMA(a, b, c) vfmsq_f64((c), (a), (b))
-CC_INLINE void vec_split2r_neon(float64x2_t a, float64x2_t b, float64x2_t *e, float64x2_t *o)
+#define VN(op) op##_f64
+#else
+#define VT float32x4_t
+#define VT2 float32x4x2_t
+#define V 4
+#define VN(op) op##_f32
+#endif
+#define VSET1 VN(vdupq_n)
+#define VZERO() VN(vdupq_n)((CC_T)0)
+#define VLOADU VN(vld1q)
+#define VSTOREU VN(vst1q)
+#define VFMA(a, b, c) VN(vfmaq)((c), (a), (b))
+#define VADD VN(vaddq)
+#define VSUB VN(vsubq)
+#define VMUL VN(vmulq)
+#define VFNMA(a, b, c) VN(vfmsq)((c), (a), (b))
+CC_INLINE void vec_split2r_neon(VT a, VT b, VT *e, VT *o)
 {
-    *e = vuzp1q_f64(a, b);
-    *o = vuzp2q_f64(a, b);
+    *e = VN(vuzp1q)(a, b);
+    *o = VN(vuzp2q)(a, b);
 }
-CC_INLINE void vec_join2_neon(double *p, float64x2_t e, float64x2_t o)
+CC_INLINE void vec_join2_neon(CC_T *p, VT e, VT o)
 {
-    float64x2x2_t v;
+    VT2 v;
     v.val[0] = e;
     v.val[1] = o;
-    vst2q_f64(p, v);
+    VN(vst2q)(p, v);
 }
 /* the vector at p + k, k < V: rotate the aligned vectors at p, p + V */
-CC_INLINE float64x2_t vec_tap_neon(const double *p, int k)
+CC_INLINE VT vec_tap_neon(const CC_T *p, int k)
 {
     switch (k) {
-    case 0: return vld1q_f64(p);
-    default: return vextq_f64(vld1q_f64(p), vld1q_f64(p + 2), 1);
+    case 0: return VLOADU(p);
+#if V > 2
+    case 1: return VN(vextq)(VLOADU(p), VLOADU(p + V), 1);
+    case 2: return VN(vextq)(VLOADU(p), VLOADU(p + V), 2);
+    default: return VN(vextq)(VLOADU(p), VLOADU(p + V), 3);
+#else
+    default: return VN(vextq)(VLOADU(p), VLOADU(p + V), 1);
+#endif
     }
 }
+
+#ifdef CC_F64
 /* a 2x2 block transposed, on integer vectors: the bits pass unchanged */
 CC_INLINE void vec_transpose_neon(const double *s, int64_t ls, double *d, int64_t ld)
 {
@@ -46,38 +63,6 @@ CC_INLINE void vec_transpose_neon(const double *s, int64_t ls, double *d, int64_
     vst1q_u64((uint64_t *)(d + ld), vtrn2q_u64(a, b));
 }
 #else
-#define VT float32x4_t
-#define V 4
-#define VSET1 vdupq_n_f32
-#define VZERO() vdupq_n_f32(0.0f)
-#define VLOADU vld1q_f32
-#define VSTOREU vst1q_f32
-#define VFMA(a, b, c) vfmaq_f32((c), (a), (b))
-#define VADD vaddq_f32
-#define VSUB vsubq_f32
-#define VMUL vmulq_f32
-#define VFNMA(a, b, c) vfmsq_f32((c), (a), (b))
-CC_INLINE void vec_split2r_neon(float32x4_t a, float32x4_t b, float32x4_t *e, float32x4_t *o)
-{
-    *e = vuzp1q_f32(a, b);
-    *o = vuzp2q_f32(a, b);
-}
-CC_INLINE void vec_join2_neon(float *p, float32x4_t e, float32x4_t o)
-{
-    float32x4x2_t v;
-    v.val[0] = e;
-    v.val[1] = o;
-    vst2q_f32(p, v);
-}
-CC_INLINE float32x4_t vec_tap_neon(const float *p, int k)
-{
-    switch (k) {
-    case 0: return vld1q_f32(p);
-    case 1: return vextq_f32(vld1q_f32(p), vld1q_f32(p + 4), 1);
-    case 2: return vextq_f32(vld1q_f32(p), vld1q_f32(p + 4), 2);
-    default: return vextq_f32(vld1q_f32(p), vld1q_f32(p + 4), 3);
-    }
-}
 /* a 4x4 block transposed (trn1/trn2 on 32-bit, then on 64-bit lanes), on
  * integer vectors: the bits pass unchanged */
 CC_INLINE void vec_transpose_neon(const float *sf, int64_t ls, float *df, int64_t ld)
