@@ -58,7 +58,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchmarks._cases import CASES, EXTRA  # noqa: E402
+from benchmarks._cases import CASES, EXTRA, SMALL  # noqa: E402
 
 import cconv  # noqa: E402
 
@@ -226,7 +226,7 @@ def run_blocks(contenders, repeat, warmup, block, sync=None):
     as in a user's loop, not a call of the other one: two OpenMP runtimes
     (cconv's libgomp, torch's bundled one) each keep their workers spinning
     for a while after a parallel region, and on 2 cores the other library's
-    spinning worker delays the next call's own worker (session 15, AMD EPYC,
+    spinning worker delays the next call's own worker (AMD EPYC, AVX2,
     2 threads: cconv's 0.1 ms depthwise call took 0.22 ms interleaved
     against 0.16 ms in blocks, torch's 0.57 against 0.46 ms; the effect
     fades with the call's length)."""
@@ -636,6 +636,10 @@ def parse_args(argv=None):
     ap.add_argument("--cuda", action="store_true",
                     help="also time cconv on CuPy arrays vs torch on CUDA (skipped when absent)")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    ap.add_argument("--small", action="store_true",
+                    help="the small zoo-like layers (benchmarks/_cases.py SMALL) instead of the default set")
+    ap.add_argument("--busy", type=int, default=0, metavar="N",
+                    help="keep N other processes spinning on the CPUs during the run (a loaded machine)")
     ap.add_argument("--extra", action="store_true",
                     help="also the extra cases (layers outside the default set: benchmarks/_cases.py EXTRA)")
     args = ap.parse_args(argv)
@@ -652,7 +656,7 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args, ap = parse_args(argv)
-    known = {**CASES, **EXTRA}
+    known = {**CASES, **EXTRA, **SMALL}
     if args.list:
         for c in known.values():
             print(f"{c.name:22s} {c.func_name:17s} {c.describe():42s} {c.flops() / 1e9:6.3f} GFLOP  {c.note}")
@@ -663,10 +667,34 @@ def main(argv=None):
         if bad:
             ap.error(f"unknown case(s): {', '.join(bad)}; known: {', '.join(known)}")
         cases = [known[s] for s in names]
+    elif args.small:
+        cases = list(SMALL.values())
     else:
         cases = list(CASES.values()) + (list(EXTRA.values()) if args.extra else [])
     sets = ["forward", "backward"] if args.set == "all" else [args.set]
+    busy = start_busy(args.busy)
+    try:
+        return _run_main(args, cases, sets)
+    finally:
+        stop_busy(busy)
+
+
+def start_busy(n):
+    """n processes spinning in Python (the load of a shared machine)."""
+    import subprocess
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def stop_busy(procs):
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def _run_main(args, cases, sets):
     mline = machine_line(args)
+    if args.busy:
+        mline += f"; {args.busy} busy processes spinning beside the run"
     print(mline)
     if torch is None:
         print("note: torch is not installed; the torch columns are empty")

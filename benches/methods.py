@@ -1,14 +1,13 @@
-"""Which C method runs each benchmark layer's forward, and its speed.
+"""Which method runs each benchmark layer's forward, and its speed.
 
     python benches/methods.py [--threads T] [--cases a,b] [--dtype float32]
 
-For every case of benchmarks/_cases.py: the backend, the forward method of
-the GEMM backends (``cconv._kernels.fwd_method``: gemm, igemm, shift,
-im2col), the median time of cconv and (when installed) torch over the same
-interleaved rounds, their ratio and cconv's GFLOP/s.  With --threads 1 the
-clock is the process CPU time, which a busy machine disturbs least.  The
-measurements behind the default heuristics are in
-benches/results/heuristics-*.md.
+For every case of benchmarks/_cases.py: the method the dispatcher chooses
+(``cconv.select_backend``), the median time of cconv and (when installed)
+torch over the same interleaved rounds, their ratio and cconv's GFLOP/s.
+With --threads 1 the clock is the process CPU time, which a busy machine
+disturbs least.  The measurements behind the default rules are in
+benches/results.
 """
 from __future__ import annotations
 
@@ -23,18 +22,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchmarks._cases import CASES  # noqa: E402
 
 import cconv  # noqa: E402
-from cconv import _kernels  # noqa: E402
-from cconv._functional import _plan  # noqa: E402
 
 
-def method(c, x, w, b, nt):
-    p, _ = _plan(c.func_name, c.nsp, x, w, b, c.stride, c.padding, c.dilation, c.groups,
-                 c.transposed, c.output_padding)
-    backend = cconv.select_backend(x, w, b, c.stride, c.padding, c.dilation, c.transposed,
-                                   c.output_padding, c.groups)
-    if backend.name == "GEMM":
-        return backend.name, _kernels.fwd_method(p.geom(), nt, x.itemsize)
-    return backend.name, "-"
+def method(c, x, w, b):
+    return cconv.select_backend(x, w, b, c.stride, c.padding, c.dilation, c.transposed,
+                                c.output_padding, c.groups).name
 
 
 def main(argv=None):
@@ -64,13 +56,13 @@ def main(argv=None):
         return float(np.median(ts)) * 1e3
 
     print(f"threads {nt}, dtype {args.dtype}, clock {'process CPU' if nt == 1 else 'wall'}")
-    print(f"{'case':22s} {'backend':15s} {'method':7s} {'cconv ms':>9s} {'torch ms':>9s} {'ratio':>6s} {'GFLOP/s':>8s}")
+    print(f"{'case':22s} {'method':24s} {'cconv ms':>9s} {'torch ms':>9s} {'ratio':>6s} {'GFLOP/s':>8s}")
     for nm in names:
         c = CASES[nm]
         x, w, b, _ = c.arrays(args.dtype)
         kw = c.kwargs()
         f = getattr(cconv, c.func_name)
-        be, m = method(c, x, w, b, nt)
+        be = method(c, x, w, b)
         tc, tt = [], []
         for _ in range(args.rounds):
             tc.append(med(lambda: f(x, w, b, **kw)))
@@ -80,7 +72,7 @@ def main(argv=None):
                 tt.append(med(lambda: ft(xt, wt, bt, **kw)))
         mc = float(np.median(tc))
         mt = float(np.median(tt)) if tt else float("nan")
-        print(f"{nm:22s} {be:15s} {m:7s} {mc:9.2f} {mt:9.2f} {mc / mt:6.2f} {c.flops() / mc / 1e6:8.1f}",
+        print(f"{nm:22s} {be:24s} {mc:9.2f} {mt:9.2f} {mc / mt:6.2f} {c.flops() / mc / 1e6:8.1f}",
               flush=True)
 
 

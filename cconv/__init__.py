@@ -2,8 +2,9 @@
 
 Forward: conv1d/2d/3d, conv_transpose1d/2d/3d, convolution.  Gradients:
 convolution_backward, convolution_double_backward, the grad module.  Dispatch:
-Backend, select_backend.  Configuration: set_num_threads, get_num_threads,
-show_config, empty_cache, set_benchmark/benchmark.
+Backend, select_backend (BackendChoice).  Configuration: set_num_threads,
+get_num_threads, show_config, empty_cache, set_benchmark/benchmark; tune and
+record_layers (the per-machine tuning file).
 """
 # Load scipy-openblas64's library first, so the extension modules resolve
 # libscipy_openblas64_.so wherever the two packages are installed.
@@ -26,6 +27,11 @@ from ._functional import (  # noqa: E402
 )
 from ._backward import convolution_backward, convolution_double_backward  # noqa: E402
 from . import grad  # noqa: E402
+from ._dispatch import BackendChoice  # noqa: E402
+from ._tuning import record_layers, tune  # noqa: E402
+from . import _tuning  # noqa: E402
+
+_tuning.load_at_import()
 
 __all__ = [
     "Backend",
@@ -47,4 +53,7 @@ __all__ = [
     "set_benchmark",
     "get_benchmark",
     "benchmark",
+    "BackendChoice",
+    "tune",
+    "record_layers",
 ]

@@ -31,9 +31,9 @@ def get_xp(**arrays: Any):
             "cconv: arguments must all be cupy.ndarray or all be NumPy arrays, "
             f"but {', '.join(gpu)} {'is' if len(gpu) == 1 else 'are'} cupy.ndarray and {kinds}"
         )
-    from . import _cuda  # imports cupy lazily, raises a clear error without a GPU
+    from .cuda import _cupy  # imports cupy lazily, raises a clear error without a GPU
 
-    return _cuda.require_cupy()
+    return _cupy.require_cupy()
 
 
 def narrow(a, dt):

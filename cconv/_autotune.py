@@ -1,24 +1,29 @@
-"""Benchmark mode: time the applicable backends on the first call of each
-problem and cache the winner (like cuDNN's benchmark mode).  Off by default."""
+"""Benchmark mode: time every method that can compute a problem on its
+first call, and keep the fastest (like cuDNN's benchmark mode).  Off by
+default.  The winners live in cconv/_dispatch.py's bounded table of
+measured choices, which ``select`` reads first."""
 from __future__ import annotations
 
 import contextlib
-import threading
-from typing import Any, Iterator
+import time
+from typing import Any, Callable, Iterator
 
-__all__ = ["set_benchmark", "get_benchmark", "benchmark", "lookup", "clear"]
+from . import _dispatch
+
+__all__ = ["set_benchmark", "get_benchmark", "benchmark", "tune", "clear"]
 
 _state = {"on": False}
-_cache: dict[tuple, Any] = {}
-_lock = threading.Lock()
 
 
 def set_benchmark(on: bool) -> None:
-    """Turn benchmark mode on or off."""
+    """Turn benchmark mode on or off: when on, the first call of each
+    problem (shapes, dtype, parameters, thread count) times every method
+    that can compute it and later calls run the fastest."""
     _state["on"] = bool(on)
 
 
 def get_benchmark() -> bool:
+    """Whether benchmark mode is on."""
     return _state["on"]
 
 
@@ -33,67 +38,37 @@ def benchmark(on: bool = True) -> Iterator[None]:
         _state["on"] = old
 
 
-def _key(p, xp, need_backward: bool, op: str) -> tuple:
-    from ._config import get_num_threads
-
-    return (p, xp.__name__, bool(need_backward), op, get_num_threads())
-
-
-def lookup(p, xp, need_backward: bool, op: str = "forward"):
-    """The cached winner for this problem, or None."""
-    if not _cache:
-        return None
-    return _cache.get(_key(p, xp, need_backward, op))
-
-
-def record(p, xp, need_backward: bool, op: str, backend) -> None:
-    from . import _dispatch
-
-    with _lock:
-        _cache[_key(p, xp, need_backward, op)] = backend
-        _dispatch._tuned_any[0] = True
-
-
-def tune(p, xp, need_backward: bool, op: str, run) -> Any:
-    """Time ``run(backend)`` for every backend that supports ``p`` (best of
-    two after a warm-up), cache and return the fastest.  ``run`` computes
+def tune(q: _dispatch.Problem, run: Callable[[Any], Any]) -> _dispatch.Backend:
+    """Time ``run(module)`` for every method that can compute ``q`` (best of
+    two after a warm-up), record and return the fastest.  ``run`` computes
     the call's result, so the last run leaves a correct result behind: the
-    winner is run once more if it was not the last one timed."""
-    import time
-
-    from ._dispatch import BACKEND_ORDER, backend_module, why_not
-
-    cands = [b for b in BACKEND_ORDER if why_not(b, p, xp, need_backward) is None]
-    extra = [b for b in _extra_candidates() if b not in cands and why_not(b, p, xp, need_backward) is None]
-    cands += extra
-    best, best_t = None, float("inf")
+    winner is run once more if it was not the last one timed.  A method
+    whose run reports a NaN or an infinity (True) is out of the race."""
+    cands = _dispatch.candidates(q)
+    sync = (lambda: q.xp.cuda.runtime.deviceSynchronize()) if q.xp.__name__ == "cupy" else None
+    best, best_t, last = None, float("inf"), None
     for b in cands:
-        mod = backend_module(b)
-        run(mod)
+        mod = _dispatch.backend_module(b)
+        last = b
+        if run(mod):
+            continue
         t = float("inf")
         for _ in range(2):
             t0 = time.perf_counter()
             run(mod)
-            if xp.__name__ == "cupy":  # pragma: no cover - GPU only
-                xp.cuda.runtime.deviceSynchronize()
+            if sync is not None:  # pragma: no cover - GPU only
+                sync()
             t = min(t, time.perf_counter() - t0)
         if t < best_t:
             best, best_t = b, t
-    if best is not None and best is not cands[-1]:
-        run(backend_module(best))
-    record(p, xp, need_backward, op, best)
+    if best is None:  # pragma: no cover - GEMM/GEMM_TRANSPOSE run everything
+        best = _dispatch.select(q)[0]
+    if best is not last:
+        run(_dispatch.backend_module(best))
+    _dispatch.set_tuned(q, best)
     return best
 
 
-def _extra_candidates():
-    from ._dispatch import Backend
-
-    return [Backend.WINOGRAD_DEPTHWISE_3X3]
-
-
 def clear() -> None:
-    from . import _dispatch
-
-    with _lock:
-        _cache.clear()
-        _dispatch._tuned_any[0] = False
+    """Forget every winner benchmark mode recorded."""
+    _dispatch.clear_tuned()

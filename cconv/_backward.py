@@ -1,18 +1,18 @@
 """Gradients: ``convolution_backward`` and ``convolution_double_backward``.
 
 Both are built from three array-generic pieces; the first two run through
-``_functional.run_real`` on the backend ``_dispatch.select(...,
-need_backward=True)`` picks (or benchmark mode's winner for the op):
+``_run.run`` on the method ``_dispatch.select`` picks for the operation
+'grad_input' or 'grad_weight' (or benchmark mode's winner for it):
 
-* ``grad_input_of(p, xp, gy, w)``   - the input gradient (a backend's grad_input);
-* ``grad_weight_of(p, xp, x, gy)``  - the weight gradient (a backend's grad_weight);
+* ``grad_input_of(p, xp, gy, w)``   - the input gradient (a method's grad_input);
+* ``grad_weight_of(p, xp, x, gy)``  - the weight gradient (a method's grad_weight);
 * ``grad_bias_of(xp, gy)``          - the sum of gy over batch and space.
 
 Complex arrays go through the same real kernels: each gradient is bilinear
 in its two operands with one of them conjugated (autograd's convention:
 grad_input = conv_transpose(gO, conj(W)), grad_weight = correlation of
 conj(x) with gO), three real calls in the form PyTorch's autograd takes
-through its Gauss-trick forward (``_torch_grad_parts``: the same NaN and
+through its Gauss-trick forward (``_complex.grad_parts``: the same NaN and
 inf pattern).
 float16 is computed in float32 and rounded once at the end.
 
@@ -26,15 +26,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _autotune, _kernels, _layout, _outbuf
+from . import _autotune, _complex, _depthwise, _dispatch, _kernels, _layout, _outbuf
+from ._args import (
+    REAL, NoKey, as_array, check_dtypes, compute_dtype, hk, native, ready, real_contig, remember,
+)
 from ._array import get_xp, narrow
 from ._config import get_num_threads, result_empty
-from ._dispatch import _tuned_any, select
-from ._functional import (
-    _REAL, _hk, _NoKey, _quiet_add, _ready, as_array, check_dtypes, compute_dtype, forward_any,
-    native, real_contig, remember, run_real,
-)
+from ._dispatch import Problem, nonfinite_rule, select
 from ._params import ConvParams, check_flag, make_params, normalize_int_tuple
+from ._run import forward_any, run
 
 __all__ = ["convolution_backward", "convolution_double_backward"]
 
@@ -108,11 +108,11 @@ def _params(fn: str, input_shape, weight_shape, bias_sizes, stride, padding, dil
         bs = bias_sizes
         if type(bs) is list:
             bs = tuple(bs)
-        key = (fn, tuple(input_shape), tuple(weight_shape), bs is None or _hk(bs),
-               type(bias_sizes), type(transposed), transposed, _hk(stride), _hk(padding),
-               _hk(dilation), _hk(output_padding), _hk(groups), tuple(grad_output_shape), dt)
+        key = (fn, tuple(input_shape), tuple(weight_shape), bs is None or hk(bs),
+               type(bias_sizes), type(transposed), transposed, hk(stride), hk(padding),
+               hk(dilation), hk(output_padding), hk(groups), tuple(grad_output_shape), dt)
         p = _plans.get(key)
-    except (_NoKey, TypeError):
+    except (NoKey, TypeError):
         key, p = None, None
     if p is not None:
         return p
@@ -161,52 +161,6 @@ def _checked_params(fn: str, input_shape, weight_shape, bias_sizes, stride, padd
 # --------------------------------------------------------------------------
 # the three gradients, array-generic (user dtype float32/64 or complex)
 # --------------------------------------------------------------------------
-def _torch_grad_parts(xp, gy, cdt):
-    """The real grad_outputs of PyTorch's three real convolutions for the
-    complex grad_output ``gy``.  PyTorch computes a complex convolution as
-    y = (a - b) + i * (c - a - b), a = conv(x_r, w_r) + b_r, b = conv(x_i,
-    w_i), c = conv(x_r + x_i, w_r + w_i) + b_r + b_i; its autograd hands
-    r = c - a - b the real part of gy * conj(i), which is 0 * gy_r + gy_i:
-    NaN wherever gy_r is not finite.  So, with g_c = gy_i there NaN:
-    a gets gy_r - g_c, b gets -gy_r - g_c and c gets g_c; for finite
-    values this is the usual x_r' = a' + c', x_i' = b' + c' of the Gauss
-    trick.  Three new C-contiguous real arrays of ``cdt``."""
-    gr = real_contig(xp, gy.real, cdt)
-    gc = gy.imag.astype(cdt, order="C", copy=True)
-    with np.errstate(invalid="ignore", over="ignore"):
-        bad = ~xp.isfinite(gr)
-        if bad.any():
-            gc[bad] = np.nan
-        ga = gr - gc
-        gb = -gr
-        gb -= gc
-    return ga, gb, gc
-
-
-def _shared_parts(xp, gy, uses: int):
-    """_torch_grad_parts of a complex ``gy`` that ``uses`` >= 2 gradients
-    read (computed once for them), else None (each computes its own, or
-    none is needed)."""
-    dt = np.dtype(gy.dtype)
-    if dt.kind != "c" or uses < 2 or gy.size == 0:
-        return None
-    return _torch_grad_parts(xp, gy, compute_dtype(dt))
-
-
-def _gauss_sum(xp, shape, dt, p, q, s_fn):
-    """The complex array p + s + i (q + s) of ``shape`` and ``dt``; s =
-    s_fn() is computed after p and q exist (one fewer temporary alive)."""
-    s = s_fn()
-    with np.errstate(invalid="ignore", over="ignore"):
-        p += s
-        q += s
-    del s
-    res = result_empty(xp, shape, dt)
-    res.real = p
-    res.imag = q
-    return res
-
-
 def grad_input_of(p: ConvParams, xp, gy, w, backend=None, parts=None):
     """The input gradient of ``p`` for grad_output ``gy`` and weight ``w``
     (float32/64 or complex64/128, any strides), of ``p.input_shape``: the
@@ -216,21 +170,20 @@ def grad_input_of(p: ConvParams, xp, gy, w, backend=None, parts=None):
     shape = p.input_shape
     if _prod(shape) == 0 or gy.size == 0 or w.size == 0:
         return xp.zeros(shape, dtype=dt)   # nothing flows back: no kernel
-    pr = p.with_dtype(cdt)
+    q = Problem(p.with_dtype(cdt), xp, "grad_input")
 
     def real_fn(g, ww):
         out = result_empty(xp, shape, cdt)
-        return run_real("grad_input", pr, xp, real_contig(xp, g, cdt), real_contig(xp, ww, cdt), None, out,
-                        backend, need_backward=True)
+        return run(q, real_contig(xp, g, cdt), real_contig(xp, ww, cdt), None, out, backend)
 
     if dt.kind != "c":
         return real_fn(gy, w)
     # PyTorch's autograd through its three real convolutions (see
-    # _torch_grad_parts): x_r gets a's and c's gradients, x_i b's and c's
-    ga, gb, gc = parts if parts is not None else _torch_grad_parts(xp, gy, cdt)
+    # _complex.grad_parts): x_r gets a's and c's gradients, x_i b's and c's
+    ga, gb, gc = parts if parts is not None else _complex.grad_parts(xp, gy, cdt)
     wr, wi = real_contig(xp, w.real, cdt), real_contig(xp, w.imag, cdt)
-    return _gauss_sum(xp, shape, dt, real_fn(ga, wr), real_fn(gb, wi),
-                      lambda: real_fn(gc, _quiet_add(wr, wi)))
+    return _complex.gauss_sum(xp, shape, dt, real_fn(ga, wr), real_fn(gb, wi),
+                              lambda: real_fn(gc, _complex.quiet_add(wr, wi)))
 
 
 def grad_weight_of(p: ConvParams, xp, x, gy, weight_shape, backend=None, parts=None):
@@ -241,19 +194,18 @@ def grad_weight_of(p: ConvParams, xp, x, gy, weight_shape, backend=None, parts=N
     shape = tuple(weight_shape)
     if _prod(shape) == 0 or x.size == 0 or gy.size == 0:
         return xp.zeros(shape, dtype=dt)   # an empty sum: no kernel
-    pr = p.with_dtype(cdt)
+    q = Problem(p.with_dtype(cdt), xp, "grad_weight")
 
     def real_fn(xx, g):
         out = result_empty(xp, shape, cdt)
-        return run_real("grad_weight", pr, xp, real_contig(xp, xx, cdt), real_contig(xp, g, cdt), None, out,
-                        backend, need_backward=True)
+        return run(q, real_contig(xp, xx, cdt), real_contig(xp, g, cdt), None, out, backend)
 
     if dt.kind != "c":
         return real_fn(x, gy)
-    ga, gb, gc = parts if parts is not None else _torch_grad_parts(xp, gy, cdt)
+    ga, gb, gc = parts if parts is not None else _complex.grad_parts(xp, gy, cdt)
     xr, xi = real_contig(xp, x.real, cdt), real_contig(xp, x.imag, cdt)
-    return _gauss_sum(xp, shape, dt, real_fn(xr, ga), real_fn(xi, gb),
-                      lambda: real_fn(_quiet_add(xr, xi), gc))
+    return _complex.gauss_sum(xp, shape, dt, real_fn(xr, ga), real_fn(xi, gb),
+                              lambda: real_fn(_complex.quiet_add(xr, xi), gc))
 
 
 def _sum_bias_real(xp, gy, cdt):
@@ -265,8 +217,10 @@ def _sum_bias_real(xp, gy, cdt):
         if c:
             _kernels.bias_grad(n, c, g.size // (n * c) if n else 0, g, out, get_num_threads())
         return out
-    axes = (0,) + tuple(range(2, gy.ndim))
-    return gy.astype(cdt, copy=False).sum(axis=axes)
+    # on the GPU: cconv/cuda/reduce.cu, summed in double in a fixed order
+    from .cuda import kernels
+
+    return kernels.bias_grad(gy.astype(cdt, copy=False))
 
 
 def grad_bias_of(xp, gy, nbias: int, parts=None):
@@ -278,8 +232,8 @@ def grad_bias_of(xp, gy, nbias: int, parts=None):
         return xp.zeros((nbias,), dtype=dt)
     if dt.kind != "c":
         return _sum_bias_real(xp, gy, cdt)
-    # the real bias is in a and c, the imaginary one in c (_torch_grad_parts)
-    ga, _, gc = parts if parts is not None else _torch_grad_parts(xp, gy, cdt)
+    # the real bias is in a and c, the imaginary one in c (_complex.grad_parts)
+    ga, _, gc = parts if parts is not None else _complex.grad_parts(xp, gy, cdt)
     res = xp.empty((nbias,), dtype=dt)
     sc = _sum_bias_real(xp, gc, cdt)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -320,6 +274,14 @@ def _down(a, dt):
     return a
 
 
+def _check_forced(p, xp, backend, need_gi: bool, need_gw: bool) -> None:
+    """A forced backend that cannot run a gradient asked for: ValueError
+    before any work."""
+    for op, need in (("grad_input", need_gi), ("grad_weight", need_gw)):
+        if need:
+            select(Problem(p, xp, op), backend)
+
+
 def backward_core(fn: str, xp, grad_output, input, input_shape, weight, weight_shape, bias_sizes,
                   stride, padding, dilation, transposed, output_padding, groups, output_mask,
                   backend=None):
@@ -334,11 +296,10 @@ def backward_core(fn: str, xp, grad_output, input, input_shape, weight, weight_s
         return None, None, None
     if (mask[0] and weight is None) or (mask[1] and input is None):  # pragma: no cover - internal misuse
         raise ValueError(f"{fn}: an array needed for a masked-in gradient is missing")
-    if backend is not None and (mask[0] or mask[1]):
-        # a forced backend that cannot run the backward: ValueError before any work
-        select(p.with_dtype(compute_dtype(dt)), xp, backend, need_backward=True)
+    if backend is not None:
+        _check_forced(p.with_dtype(compute_dtype(dt)), xp, backend, mask[0], mask[1])
     gy = _first(xp, _up(xp, grad_output))
-    parts = _shared_parts(xp, gy, sum(mask))
+    parts = _complex.shared_grad_parts(xp, gy, sum(mask))
     gi = gw = gb = None
     if mask[0]:
         gi = _down(grad_input_of(p, xp, gy, _up(xp, weight), backend, parts), dt)
@@ -349,6 +310,28 @@ def backward_core(fn: str, xp, grad_output, input, input_shape, weight, weight_s
     return gi, gw, gb
 
 
+class _BackwardMethods:
+    """The methods the common backward call runs for a problem (its
+    grad_input and grad_weight, chosen for ``threads`` threads in the
+    dispatcher's ``generation`` of measured winners), and whether
+    grad_input's needs the weight checked for NaN/inf first."""
+
+    __slots__ = ("threads", "generation", "gi", "gw", "gi_check_w")
+
+    def __init__(self, p, threads: int) -> None:
+        self.threads = threads
+        self.generation = _dispatch.GENERATION[0]
+        qi = Problem(p, np, "grad_input")
+        self.gi = select(qi)[1]
+        self.gi_check_w = nonfinite_rule(self.gi, qi) == "weight"
+        self.gw = select(Problem(p, np, "grad_weight"))[1]
+
+
+# ConvParams -> _BackwardMethods of the common call; bounded, cleared when full
+_bwd_methods: dict[ConvParams, _BackwardMethods] = {}
+_BWD_MAX = 1024
+
+
 def fast_backward(fn: str, gy, x, x_shape, w, w_shape, bias_sizes, stride, padding, dilation,
                   transposed, output_padding, groups, output_mask):
     """backward_core's common call, or None where it is not: real
@@ -356,14 +339,14 @@ def fast_backward(fn: str, gy, x, x_shape, w, w_shape, bias_sizes, stride, paddi
     aligned, no empty shape, a list or tuple of three bools for the mask
     (``x`` or ``w`` may be None, given by its shape, when the gradient that
     reads it is masked out, as for the torch.nn.grad helpers).  The same
-    checks (_params) and backend choice as backward_core, without the
+    checks (_params) and method choice as backward_core, without the
     array-generic layers (complex, float16, layouts, CuPy): a small
     layer's backward spent 12 us there before any gradient (a 1x4x4x4
     depthwise backward took 47 us, its three kernels 7).  The caller has
     checked that the arrays are exact ndarrays, no backend is forced and
     benchmark mode is off."""
     dt = gy.dtype
-    if dt not in _REAL or (x is not None and x.dtype != dt) or (w is not None and w.dtype != dt):
+    if dt not in REAL or (x is not None and x.dtype != dt) or (w is not None and w.dtype != dt):
         return None
     if type(output_mask) is not list and type(output_mask) is not tuple or len(output_mask) != 3:
         return None
@@ -372,7 +355,7 @@ def fast_backward(fn: str, gy, x, x_shape, w, w_shape, bias_sizes, stride, paddi
         return None
     if (m0 and w is None) or (m1 and x is None):
         return None
-    if not (_ready(gy) and (x is None or _ready(x)) and (w is None or _ready(w))):
+    if not (ready(gy) and (x is None or ready(x)) and (w is None or ready(w))):
         return None
     if not (gy.size and _prod(x_shape) and _prod(w_shape)):
         return None
@@ -380,15 +363,22 @@ def fast_backward(fn: str, gy, x, x_shape, w, w_shape, bias_sizes, stride, paddi
                 output_padding, groups, gy.shape, dt)
     gi = gw = gb = None
     if m0 or m1:
-        mod = p.__dict__.get("_np_backward")
-        if mod is None:
-            mod = p.__dict__["_np_backward"] = select(p, np, None, need_backward=True)[1]
+        nt = get_num_threads()
+        ms = _bwd_methods.get(p)
+        if ms is None or ms.threads != nt or ms.generation != _dispatch.GENERATION[0]:
+            ms = _BackwardMethods(p, nt)
+            if len(_bwd_methods) >= _BWD_MAX:
+                _bwd_methods.clear()
+            _bwd_methods[p] = ms
         if m0:
+            if ms.gi_check_w and not _depthwise.all_finite(w):
+                return None
             gi = _outbuf.empty(p.input_shape, dt)
-            mod.grad_input(p, gy, w, gi)
+            if ms.gi.grad_input(p, gy, w, gi):
+                return None  # a NaN or an infinity: the general path
         if m1:
             gw = _outbuf.empty(tuple(w_shape), dt)
-            mod.grad_weight(p, x, gy, gw)
+            ms.gw.grad_weight(p, x, gy, gw)
     if m2:
         gb = grad_bias_of(np, gy, _bias_channels(p, w_shape))
     return gi, gw, gb
@@ -397,7 +387,7 @@ def fast_backward(fn: str, gy, x, x_shape, w, w_shape, bias_sizes, stride, paddi
 def fast_ok(backend, *arrays) -> bool:
     """Whether a call may try fast_backward: no forced backend, benchmark
     mode off, every array an exact numpy.ndarray (or None)."""
-    if backend is not None or _tuned_any[0] or _autotune.get_benchmark():
+    if backend is not None or _autotune.get_benchmark():
         return False
     nd = np.ndarray
     for a in arrays:
@@ -492,8 +482,11 @@ def convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, paddin
                 f"{fn}: expected {name} of size {_fmt(want)} (the {what}'s size), but got {name} "
                 f"of size {_fmt(a.shape)}"
             )
-    if backend is not None and (ggI is not None or ggW is not None):
-        select(p.with_dtype(compute_dtype(dt)), xp, backend, need_backward=True)
+    if backend is not None:
+        pc = p.with_dtype(compute_dtype(dt))
+        if ggI is not None or ggW is not None:
+            select(Problem(pc, xp, "forward", need_backward=True), backend)
+        _check_forced(pc, xp, backend, ggW is not None, ggI is not None)
 
     ggI, ggW, ggb = _up(xp, ggI), _up(xp, ggW), _up(xp, ggb)
     gO, weight, input = _up(xp, gO), _up(xp, weight), _up(xp, input)
@@ -514,7 +507,7 @@ def convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, paddin
             ggO = xp.zeros(p.output_shape, dtype=dto)
             if b is not None and ggO.size:
                 ggO += b.reshape((1, -1) + (1,) * p.nsp)
-    parts = _shared_parts(xp, gO, (ggW is not None) + (ggI is not None))
+    parts = _complex.shared_grad_parts(xp, gO, (ggW is not None) + (ggI is not None))
     gI = None if ggW is None else grad_input_of(p, xp, gO, ggW, backend, parts)
     gW = None if ggI is None else grad_weight_of(p, xp, ggI, gO, w_shape, backend, parts)
     return _down(ggO, dt), _down(gI, dt), _down(gW, dt)

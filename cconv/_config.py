@@ -16,13 +16,25 @@ _lock = threading.Lock()
 _requested: list[int | None] = [None]
 # a C int (the OpenMP runtime's); PyTorch refuses 2**31 as well
 _MAX_THREADS = 2**31 - 1
+# the most threads a kernel starts: 4 x the CPUs this process may run on
+# (src/core/parallel.h); larger counts are clamped to it
+_CAP = _kernels.thread_cap()
+# the thread that called fork() in this process, when it is a child forked
+# after cconv (or anything on its OpenMP runtime) ran a team of threads from
+# that thread: GNU OpenMP's pool does not survive fork, and a team started
+# there would wait forever for workers that were not copied
+_fork_thread: list[int | None] = [None]
 
 
 def set_num_threads(n: int) -> None:
     """Use ``n`` threads (n >= 1) in cconv's kernels from now on.
 
     The OpenMP runtime is told too, so threadpoolctl sees the setting; a
-    threadpoolctl limit below ``n`` is respected."""
+    threadpoolctl limit below ``n`` is respected.  A count above 4 x the
+    CPUs this process may run on is clamped to that (more threads than that
+    only wait for cores).  In a child made by ``fork()`` after cconv ran on
+    several threads, calls from the thread that forked stay on one thread
+    whatever the count (see README: Processes)."""
     try:
         if isinstance(n, (bool, np.bool_)):
             raise TypeError
@@ -33,6 +45,7 @@ def set_num_threads(n: int) -> None:
         raise ValueError(f"set_num_threads: n must be >= 1, but got n={n}")
     if n > _MAX_THREADS:
         raise ValueError(f"set_num_threads: n={n} is too large (at most {_MAX_THREADS})")
+    n = min(n, _CAP)
     with _lock:
         _requested[0] = n
     _kernels.openmp_set_threads(n)
@@ -40,13 +53,43 @@ def set_num_threads(n: int) -> None:
 
 def get_num_threads() -> int:
     """Threads the kernels use: the last ``set_num_threads``, else
-    ``OMP_NUM_THREADS``, else the CPU count (capped by threadpoolctl)."""
-    # (every kernel call asks: kept to one C call and two compares)
+    ``OMP_NUM_THREADS``, else the CPU count (capped by threadpoolctl), at
+    most 4 x the CPUs; 1 in the thread that forked this process after
+    cconv ran on several threads."""
+    # (every kernel call asks: kept to one C call and a few compares)
     omp = _kernels.openmp_max_threads()
     if omp < 1:
         omp = 1
     n = _requested[0]
-    return omp if n is None or n > omp else n
+    if n is None or n > omp:
+        n = omp
+    if _fork_thread[0] is not None and threading.get_ident() == _fork_thread[0]:
+        return 1
+    return n if n <= _CAP else _CAP
+
+
+def _modules_with_pools() -> bool:
+    """Whether a kernel module started an OpenMP team of several threads
+    from the calling thread."""
+    mods = [_kernels]
+    for name in ("_depthwise", "_winograd", "_nhwc"):
+        m = sys.modules.get(f"{__package__}.{name}")
+        if m is not None:
+            mods.append(m)
+    return any(m.pool_started() for m in mods)
+
+
+def _after_fork_in_child() -> None:
+    """os.register_at_fork's child hook: the forking thread (the child's only
+    one) runs single-threaded when its OpenMP pool was started in the
+    parent (as PyTorch does for its pools); the caches of the parent's
+    threads' scratch memory go too."""
+    _fork_thread[0] = threading.get_ident() if _modules_with_pools() else None
+    _tls.__dict__.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 _tls = threading.local()
@@ -55,17 +98,24 @@ _generation = [0]
 
 def workspace(nbytes: int) -> np.ndarray | None:
     """A uint8 scratch buffer of at least ``nbytes``, kept per Python thread
-    and reused from call to call (grown as needed)."""
+    and reused from call to call (grown as needed).  ``empty_cache()`` from
+    any thread drops every thread's buffer (a generation count each thread
+    compares with its own on its next call)."""
     if nbytes <= 0:
         return None
     buf = getattr(_tls, "buf", None)
-    if buf is None or buf.nbytes < nbytes or getattr(_tls, "gen", -1) != _generation[0]:
-        _tls.buf = None
+    gen = _generation[0]
+    if buf is None or buf.nbytes < nbytes or getattr(_tls, "gen", -1) != gen:
+        old = buf if buf is not None and getattr(_tls, "gen", -1) == gen else None
+        _tls.buf = buf = None
         # grow geometrically so a sequence of slightly larger calls does not
-        # map fresh pages every time
-        size = max(int(nbytes), int(buf.nbytes * 1.5) if buf is not None else 0)
+        # map fresh pages every time; after empty_cache, start again from
+        # what the call needs (growing from the released buffer made a
+        # thread's scratch 1.5x larger after every empty_cache elsewhere,
+        # until it ended in MemoryError)
+        size = max(int(nbytes), int(old.nbytes * 1.5) if old is not None else 0)
         _tls.buf = buf = np.empty(size, dtype=np.uint8)
-        _tls.gen = _generation[0]
+        _tls.gen = gen
     return buf
 
 
@@ -81,8 +131,10 @@ def result_empty(xp, shape, dtype):
 
 def empty_cache() -> None:
     """Release the scratch memory kept between calls and the freed result
-    blocks kept for reuse."""
-    _generation[0] += 1
+    blocks kept for reuse (safe while other threads run convolutions: a
+    thread's buffer goes at its next call)."""
+    with _lock:
+        _generation[0] += 1
     _tls.buf = None
     _outbuf.release()
 
@@ -94,9 +146,9 @@ def show_config(file=None) -> None:
 
     out = file if file is not None else sys.stdout
     try:
-        from . import _cuda
+        from .cuda import _cupy
 
-        cuda = _cuda.describe()
+        cuda = _cupy.describe()
     except Exception as e:  # pragma: no cover - defensive
         cuda = f"unavailable ({e})"
     lines = [

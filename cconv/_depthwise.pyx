@@ -22,11 +22,13 @@ from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
 cnp.import_array()
 
+include "_par.pxi"
+
 cdef extern from "depthwise/depthwise.h" nogil:
-    int cc_dw_fwd_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
-                      float *y, int nthreads)
-    int cc_dw_fwd_f64(const cc_geom *g, const double *x, const double *w, const double *bias,
-                      double *y, int nthreads)
+    int cc_dw_fwd_f32(const cc_geom *g, int path, const float *x, const float *w,
+                      const float *bias, float *y, int nthreads)
+    int cc_dw_fwd_f64(const cc_geom *g, int path, const double *x, const double *w,
+                      const double *bias, double *y, int nthreads)
     int cc_dw_adj_f32(const cc_geom *g, const float *y, const float *w, const float *bias,
                       float *x, int nthreads)
     int cc_dw_adj_f64(const cc_geom *g, const double *y, const double *w, const double *bias,
@@ -41,9 +43,17 @@ cdef extern from "depthwise/depthwise.h" nogil:
                            const double *bias, double *y, int nthreads)
     int cc_dw_nhwc_ok(const cc_geom *g, int64_t elsize)
     int cc_dw_geom_ok(const cc_geom *g)
-    int cc_dw_fwd_path(const cc_geom *g, int64_t elsize)
+    int cc_dw_fwd_applies(int path, const cc_geom *g, int64_t elsize)
+    int cc_dw_fwd_wanted(int path, const cc_geom *g, int64_t elsize)
 
 include "_isa.pxi"
+
+from . import _trace
+
+# the forward's paths (src/depthwise/depthwise.h CC_DW_PATH_*), by name, and
+# the methods they are (cconv.Backend values) in the kernel trace
+PATHS = ("plane", "rows", "channels_last")
+_TRACED = ("depthwise_plane", "depthwise", "depthwise_channel_blocks")
 
 
 cdef int _fill(cc_geom *g, tuple geom) except -1:
@@ -71,52 +81,85 @@ def geom_ok(tuple geom):
     return True
 
 
-def fwd_path(tuple geom, int elsize):
-    """How ``fwd`` runs ``geom`` for elements of ``elsize`` bytes: 'plane'
-    (the 3x3/5x5/7x7 stride-1/2 kernels), 'rows' (the generic row kernel)
-    or 'channels_last' (small 2-D planes)."""
+cdef int _path(str name) except -1:
+    try:
+        return PATHS.index(name)
+    except ValueError:
+        raise ValueError(f"depthwise: unknown forward path {name!r}; expected one of {PATHS}") from None
+
+
+def fwd_applies(str path, tuple geom, int elsize):
+    """True when the forward's ``path`` ('plane', 'rows', 'channels_last')
+    can run ``geom`` for elements of ``elsize`` bytes."""
     cdef cc_geom g
-    _fill(&g, geom)
-    if elsize != 4 and elsize != 8:
-        raise ValueError(f"fwd_path: elsize must be 4 or 8 bytes, not {elsize}")
-    cdef int m = cc_dw_fwd_path(&g, elsize)
-    if m < 0:
-        raise ValueError(f"depthwise kernels cannot run the geometry {geom!r}")
-    return ("plane", "rows", "channels_last")[m]
+    cdef int m = _path(path)
+    try:
+        fill_geom(&g, geom)
+    except (ValueError, TypeError, OverflowError, IndexError):
+        return False
+    return bool(cc_dw_fwd_applies(m, &g, elsize))
 
 
-cdef int _fwd(tuple geom, x, w, b, y, int nthreads, bint nhwc) except -1:
-    """The forward on channels-first (cc_dw_fwd) or channels-last
-    (cc_dw_fwd_nhwc) memory, after the size checks."""
+def fwd_wanted(str path, tuple geom, int elsize):
+    """True when ``path`` applies and the default choice prefers it (the
+    caller tries 'channels_last', 'plane', 'rows' in that order)."""
+    cdef cc_geom g
+    cdef int m = _path(path)
+    try:
+        fill_geom(&g, geom)
+    except (ValueError, TypeError, OverflowError, IndexError):
+        return False
+    return bool(cc_dw_fwd_wanted(m, &g, elsize))
+
+
+cdef int _fwd(tuple geom, x, w, b, y, int nthreads, int path) except -1:
+    """The forward by ``path`` on channels-first memory (cc_dw_fwd), or on
+    channels-last memory (cc_dw_fwd_nhwc) for path -1, after the size checks."""
     cdef cc_geom g
     cdef int rc
     cdef conv_ptrs p
+    cdef bint nhwc = path < 0
     _fill(&g, geom)
     cdef int t = real_type(x, "x")
     conv_arrays(geom, t, 0, x, w, b, y, &p)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            if nhwc:
-                rc = cc_dw_fwd_nhwc_f32(&g, <const float *>p.src, <const float *>p.w,
-                                        <const float *>p.b, <float *>p.dst, nthreads)
-            else:
-                rc = cc_dw_fwd_f32(&g, <const float *>p.src, <const float *>p.w,
-                                   <const float *>p.b, <float *>p.dst, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            rc = _fwd_c(&g, t, &p, nthreads, nhwc, path)
+        tok = watch_end(tok)
+    _check(rc)
+    if _trace.events is not None:
+        _trace.events.append(("fwd", "depthwise_nhwc" if nhwc else _TRACED[path]))
+    return 0
+
+
+cdef int _fwd_c(const cc_geom *g, int t, conv_ptrs *p, int nthreads, bint nhwc,
+                int path) noexcept nogil:
+    """The C call of _fwd (without the interpreter's lock)."""
+    cdef int rc
+    if t == cnp.NPY_FLOAT32:
+        if nhwc:
+            rc = cc_dw_fwd_nhwc_f32(g, <const float *>p.src, <const float *>p.w,
+                                    <const float *>p.b, <float *>p.dst, nthreads)
         else:
-            if nhwc:
-                rc = cc_dw_fwd_nhwc_f64(&g, <const double *>p.src, <const double *>p.w,
-                                        <const double *>p.b, <double *>p.dst, nthreads)
-            else:
-                rc = cc_dw_fwd_f64(&g, <const double *>p.src, <const double *>p.w,
-                                   <const double *>p.b, <double *>p.dst, nthreads)
-    return _check(rc)
+            rc = cc_dw_fwd_f32(g, path, <const float *>p.src, <const float *>p.w,
+                               <const float *>p.b, <float *>p.dst, nthreads)
+    else:
+        if nhwc:
+            rc = cc_dw_fwd_nhwc_f64(g, <const double *>p.src, <const double *>p.w,
+                                    <const double *>p.b, <double *>p.dst, nthreads)
+        else:
+            rc = cc_dw_fwd_f64(g, path, <const double *>p.src, <const double *>p.w,
+                               <const double *>p.b, <double *>p.dst, nthreads)
+    return rc
 
 
-def fwd(tuple geom, x, w, b, y, int nthreads):
-    """y = conv(x, w) + b (b over c_out; may be None).  x, w, b, y:
-    C-contiguous float32 or float64 arrays (one dtype) of the sizes ``geom``
-    gives."""
-    _fwd(geom, x, w, b, y, nthreads, False)
+def fwd(str path, tuple geom, x, w, b, y, int nthreads):
+    """y = conv(x, w) + b (b over c_out; may be None) by the forward's
+    ``path`` (``fwd_applies``).  x, w, b, y: C-contiguous float32 or float64
+    arrays (one dtype) of the sizes ``geom`` gives."""
+    _fwd(geom, x, w, b, y, nthreads, _path(path))
 
 
 def nhwc_ok(tuple geom, int elsize):
@@ -134,7 +177,7 @@ def fwd_nhwc(tuple geom, x, w, b, y, int nthreads):
     """y = conv(x, w) + b on channels-last memory: x is the (N, *in, C) and
     y the (N, *out, C) C-contiguous buffer, flattened; w (C, 1, *k) and b
     (C,) as for ``fwd``; multiplier 1 (``nhwc_ok``)."""
-    _fwd(geom, x, w, b, y, nthreads, True)
+    _fwd(geom, x, w, b, y, nthreads, -1)
 
 
 def adj(tuple geom, y, w, b, x, int nthreads):
@@ -146,14 +189,20 @@ def adj(tuple geom, y, w, b, x, int nthreads):
     _fill(&g, geom)
     cdef int t = real_type(y, "y")
     conv_arrays(geom, t, 1, y, w, b, x, &p)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            rc = cc_dw_adj_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                               <float *>p.dst, nthreads)
-        else:
-            rc = cc_dw_adj_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
-                               <double *>p.dst, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            if t == cnp.NPY_FLOAT32:
+                rc = cc_dw_adj_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                   <float *>p.dst, nthreads)
+            else:
+                rc = cc_dw_adj_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
+                                   <double *>p.dst, nthreads)
+        tok = watch_end(tok)
     _check(rc)
+    if _trace.events is not None:
+        _trace.events.append(("adj", "depthwise"))
 
 
 def wgrad(tuple geom, x, gy, gw, int nthreads):
@@ -169,12 +218,19 @@ def wgrad(tuple geom, x, gy, gw, int nthreads):
     arr_ptr(x, "x", t, x_elems(geom), 0, &px)
     arr_ptr(gy, "gy", t, y_elems(geom), 0, &pgy)
     arr_ptr(gw, "gw", t, w_elems(geom), ARR_WRITE, &pgw)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            rc = cc_dw_wgrad_f32(&g, <const float *>px, <const float *>pgy, <float *>pgw, nthreads)
-        else:
-            rc = cc_dw_wgrad_f64(&g, <const double *>px, <const double *>pgy, <double *>pgw, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            if t == cnp.NPY_FLOAT32:
+                rc = cc_dw_wgrad_f32(&g, <const float *>px, <const float *>pgy, <float *>pgw, nthreads)
+            else:
+                rc = cc_dw_wgrad_f64(&g, <const double *>px, <const double *>pgy, <double *>pgw,
+                                     nthreads)
+        tok = watch_end(tok)
     _check(rc)
+    if _trace.events is not None:
+        _trace.events.append(("wgrad", "depthwise"))
 
 
 def all_finite(a):

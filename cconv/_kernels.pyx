@@ -18,22 +18,29 @@ from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
 cnp.import_array()
 
+from . import _trace
+
 cdef extern from "cconv.h" nogil:
     int64_t CC_WORKSPACE_CAP
-    int64_t cc_conv_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize)
-    int64_t cc_conv_adj_workspace(const cc_geom *g, int nthreads, int64_t elsize)
-    int64_t cc_conv_wgrad_workspace(const cc_geom *g, int nthreads, int64_t elsize)
-    int cc_conv_fwd_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
-                        float *y, void *ws, int64_t ws_bytes, int nthreads)
-    int cc_conv_fwd_f64(const cc_geom *g, const double *x, const double *w, const double *bias,
-                        double *y, void *ws, int64_t ws_bytes, int nthreads)
-    int cc_conv_adj_f32(const cc_geom *g, const float *y, const float *w, const float *bias,
-                        float *x, void *ws, int64_t ws_bytes, int nthreads)
-    int cc_conv_adj_f64(const cc_geom *g, const double *y, const double *w, const double *bias,
-                        double *x, void *ws, int64_t ws_bytes, int nthreads)
-    int cc_conv_wgrad_f32(const cc_geom *g, const float *x, const float *gy, float *gw,
+    int CC_NONFINITE
+    int cc_conv_fwd_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
+    int cc_conv_fwd_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize)
+    int cc_conv_adj_applies(int m, const cc_geom *g)
+    int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
+    int64_t cc_conv_fwd_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize)
+    int64_t cc_conv_adj_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize)
+    int64_t cc_conv_wgrad_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize)
+    int cc_conv_fwd_f32(const cc_geom *g, int m, const float *x, const float *w,
+                        const float *bias, float *y, void *ws, int64_t ws_bytes, int nthreads)
+    int cc_conv_fwd_f64(const cc_geom *g, int m, const double *x, const double *w,
+                        const double *bias, double *y, void *ws, int64_t ws_bytes, int nthreads)
+    int cc_conv_adj_f32(const cc_geom *g, int m, const float *y, const float *w,
+                        const float *bias, float *x, void *ws, int64_t ws_bytes, int nthreads)
+    int cc_conv_adj_f64(const cc_geom *g, int m, const double *y, const double *w,
+                        const double *bias, double *x, void *ws, int64_t ws_bytes, int nthreads)
+    int cc_conv_wgrad_f32(const cc_geom *g, int m, const float *x, const float *gy, float *gw,
                           void *ws, int64_t ws_bytes, int nthreads)
-    int cc_conv_wgrad_f64(const cc_geom *g, const double *x, const double *gy, double *gw,
+    int cc_conv_wgrad_f64(const cc_geom *g, int m, const double *x, const double *gy, double *gw,
                           void *ws, int64_t ws_bytes, int nthreads)
     void cc_bias_grad_f32(int64_t batch, int64_t channels, int64_t spatial,
                           const float *gy, float *gb, int nthreads)
@@ -44,8 +51,6 @@ cdef extern from "cconv.h" nogil:
     int cc_openmp_max_threads()
     void cc_openmp_set_threads(int n)
 
-    int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize)
-    int cc_conv_wgrad_method(const cc_geom *g, int nthreads, int64_t elsize)
     int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize)
     int cc_conv_fwd_igemm_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
                               float *y, void *ws, int64_t ws_bytes, int nthreads)
@@ -59,6 +64,8 @@ cdef extern from "cconv.h" nogil:
 
 WORKSPACE_CAP = CC_WORKSPACE_CAP
 
+include "_par.pxi"
+
 
 cdef int _check(int rc) except -1:
     if rc == CC_ERR_NOMEM:
@@ -68,21 +75,67 @@ cdef int _check(int rc) except -1:
     return 0
 
 
-def workspace_bytes(str kind, tuple geom, int nthreads, int elsize):
-    """Scratch bytes the 'fwd', 'adj' or 'wgrad' kernel needs."""
+# The methods of src/gemm/gemm_conv.c (CC_M_*), by name.
+METHODS = ("im2col", "gemm_1x1", "shift", "implicit_gemm", "winograd_3x3")
+
+
+cdef int _method(str name) except -1:
+    try:
+        return METHODS.index(name)
+    except ValueError:
+        raise ValueError(f"unknown GEMM method {name!r}; expected one of {METHODS}") from None
+
+
+cdef int _geom_or_false(cc_geom *g, tuple geom):
+    try:
+        fill_geom(g, geom)
+    except (ValueError, TypeError, OverflowError, IndexError):
+        return 0
+    return 1
+
+
+def applies(str kind, str method, tuple geom, int nthreads, int elsize):
+    """True when ``method`` can run the 'fwd', 'adj' or 'wgrad' of ``geom``."""
+    cdef cc_geom g
+    cdef int m = _method(method)
+    if not _geom_or_false(&g, geom):
+        return False
+    if kind == "fwd":
+        return bool(cc_conv_fwd_applies(m, &g, nthreads, elsize))
+    if kind == "adj":
+        return bool(cc_conv_adj_applies(m, &g))
+    if kind == "wgrad":
+        return bool(cc_conv_wgrad_applies(m, &g, nthreads, elsize))
+    raise ValueError(kind)
+
+
+def fwd_wanted(str method, tuple geom, int nthreads, int elsize):
+    """True when ``method`` applies to the forward of ``geom`` and the
+    default choice prefers it (the caller tries gemm_1x1, winograd_3x3,
+    implicit_gemm, shift, im2col in that order)."""
+    cdef cc_geom g
+    cdef int m = _method(method)
+    if not _geom_or_false(&g, geom):
+        return False
+    return bool(cc_conv_fwd_wanted(m, &g, nthreads, elsize))
+
+
+def workspace_bytes(str kind, str method, tuple geom, int nthreads, int elsize):
+    """Scratch bytes the 'fwd', 'adj' or 'wgrad' kernel needs by ``method``."""
     cdef cc_geom g
     cdef int64_t n
+    cdef int m = _method(method)
     fill_geom(&g, geom)
     if kind == "fwd":
-        n = cc_conv_fwd_workspace(&g, nthreads, elsize)
+        n = cc_conv_fwd_workspace(&g, m, nthreads, elsize)
     elif kind == "adj":
-        n = cc_conv_adj_workspace(&g, nthreads, elsize)
+        n = cc_conv_adj_workspace(&g, m, nthreads, elsize)
     elif kind == "wgrad":
-        n = cc_conv_wgrad_workspace(&g, nthreads, elsize)
+        n = cc_conv_wgrad_workspace(&g, m, nthreads, elsize)
     else:
         raise ValueError(kind)
     if n < 0:
-        raise ValueError(f"cconv: the C kernels reject the convolution geometry {geom}")
+        raise ValueError(f"cconv: the {method} {kind} kernel rejects the convolution geometry {geom}")
     return n
 
 
@@ -93,11 +146,12 @@ cdef enum:
     _FWD_WINO = 3
 
 
-cdef int _conv(int op, tuple geom, a, w, b, out, ws, int nthreads) except -1:
-    """out = op(a, w) + b: the forward (by the method cc_conv_fwd_method picks,
-    or the implicit GEMM), or the adjoint.  The forward reads a (batch, c_in,
-    *in) and writes out (batch, c_out, *out), b over c_out; the adjoint the
-    other way round, b over c_in."""
+cdef int _conv(int op, int m, tuple geom, a, w, b, out, ws, int nthreads) except -1:
+    """out = op(a, w) + b: the forward by method m (or, unchecked, the
+    implicit GEMM or Winograd), or the adjoint by method m.  The forward
+    reads a (batch, c_in, *in) and writes out (batch, c_out, *out), b over
+    c_out; the adjoint the other way round, b over c_in.  Returns 1 when
+    Winograd stopped at a NaN or an infinity (CC_NONFINITE), else 0."""
     cdef cc_geom g
     cdef int rc
     cdef conv_ptrs p
@@ -106,40 +160,60 @@ cdef int _conv(int op, tuple geom, a, w, b, out, ws, int nthreads) except -1:
     cdef int t = real_type(a, "y" if op == _ADJ else "x")
     conv_arrays(geom, t, op == _ADJ, a, w, b, out, &p)
     cdef int64_t nws = ws_ptr(ws, &pws)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            if op == _FWD:
-                rc = cc_conv_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                                     <float *>p.dst, pws, nws, nthreads)
-            elif op == _FWD_IGEMM:
-                rc = cc_conv_fwd_igemm_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                                           <float *>p.dst, pws, nws, nthreads)
-            elif op == _FWD_WINO:
-                rc = cc_conv_fwd_wino_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                                          <float *>p.dst, pws, nws, nthreads)
-            else:
-                rc = cc_conv_adj_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                                     <float *>p.dst, pws, nws, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            rc = _conv_c(op, m, t, &g, &p, pws, nws, nthreads)
+        tok = watch_end(tok)
+    if rc == CC_NONFINITE and op == _FWD:
+        return 1
+    _check(rc)
+    if _trace.events is not None and (op == _FWD or op == _ADJ):
+        _trace.events.append(("adj" if op == _ADJ else "fwd", METHODS[m]))
+    return 0
+
+
+cdef int _conv_c(int op, int m, int t, const cc_geom *g, conv_ptrs *p, void *pws, int64_t nws,
+                 int nthreads) noexcept nogil:
+    """The C call of _conv (without the interpreter's lock)."""
+    cdef int rc
+    if t == cnp.NPY_FLOAT32:
+        if op == _FWD:
+            rc = cc_conv_fwd_f32(g, m, <const float *>p.src, <const float *>p.w,
+                                 <const float *>p.b, <float *>p.dst, pws, nws, nthreads)
+        elif op == _FWD_IGEMM:
+            rc = cc_conv_fwd_igemm_f32(g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                       <float *>p.dst, pws, nws, nthreads)
+        elif op == _FWD_WINO:
+            rc = cc_conv_fwd_wino_f32(g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                      <float *>p.dst, pws, nws, nthreads)
         else:
-            if op == _FWD:
-                rc = cc_conv_fwd_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
-                                     <double *>p.dst, pws, nws, nthreads)
-            elif op == _FWD_IGEMM:
-                rc = cc_conv_fwd_igemm_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
-                                           <double *>p.dst, pws, nws, nthreads)
-            elif op == _FWD_WINO:
-                rc = cc_conv_fwd_wino_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
-                                          <double *>p.dst, pws, nws, nthreads)
-            else:
-                rc = cc_conv_adj_f64(&g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
-                                     <double *>p.dst, pws, nws, nthreads)
-    return _check(rc)
+            rc = cc_conv_adj_f32(g, m, <const float *>p.src, <const float *>p.w,
+                                 <const float *>p.b, <float *>p.dst, pws, nws, nthreads)
+    else:
+        if op == _FWD:
+            rc = cc_conv_fwd_f64(g, m, <const double *>p.src, <const double *>p.w,
+                                 <const double *>p.b, <double *>p.dst, pws, nws, nthreads)
+        elif op == _FWD_IGEMM:
+            rc = cc_conv_fwd_igemm_f64(g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
+                                       <double *>p.dst, pws, nws, nthreads)
+        elif op == _FWD_WINO:
+            rc = cc_conv_fwd_wino_f64(g, <const double *>p.src, <const double *>p.w, <const double *>p.b,
+                                      <double *>p.dst, pws, nws, nthreads)
+        else:
+            rc = cc_conv_adj_f64(g, m, <const double *>p.src, <const double *>p.w,
+                                 <const double *>p.b, <double *>p.dst, pws, nws, nthreads)
+    return rc
 
 
-def conv_fwd(tuple geom, x, w, b, y, ws, int nthreads):
-    """y = conv(x, w) + b; b may be None.  Arrays: C-contiguous float32 or
-    float64 (one dtype) of the sizes ``geom`` gives; ws a uint8 array."""
-    _conv(_FWD, geom, x, w, b, y, ws, nthreads)
+def conv_fwd(str method, tuple geom, x, w, b, y, ws, int nthreads):
+    """y = conv(x, w) + b by ``method`` (``applies('fwd', ...)``); b may be
+    None.  Arrays: C-contiguous float32 or float64 (one dtype) of the sizes
+    ``geom`` gives; ws a uint8 array.  Returns True when the method is
+    'winograd_3x3' and it stopped at a NaN or an infinity in x or w (y is
+    then partly written: run another method), else False."""
+    return _conv(_FWD, _method(method), geom, x, w, b, y, ws, nthreads) == 1
 
 
 def igemm_workspace_bytes(tuple geom, int nthreads, int elsize):
@@ -151,7 +225,7 @@ def igemm_workspace_bytes(tuple geom, int nthreads, int elsize):
 
 def conv_fwd_igemm(tuple geom, x, w, b, y, ws, int nthreads):
     """y = conv(x, w) + b by the implicit GEMM (src/igemm); b may be None."""
-    _conv(_FWD_IGEMM, geom, x, w, b, y, ws, nthreads)
+    _conv(_FWD_IGEMM, 0, geom, x, w, b, y, ws, nthreads)
 
 
 def wino_workspace_bytes(tuple geom, int nthreads, int elsize):
@@ -162,20 +236,23 @@ def wino_workspace_bytes(tuple geom, int nthreads, int elsize):
 
 
 def conv_fwd_wino(tuple geom, x, w, b, y, ws, int nthreads):
-    """y = conv(x, w) + b by Winograd F(2x2, 3x3) (src/winograd/wino_conv.c): a
-    3x3 stride-1 geometry across the planes (2-D, or 3-D with any depth
-    taps), else ValueError; b may be None."""
-    _conv(_FWD_WINO, geom, x, w, b, y, ws, nthreads)
+    """y = conv(x, w) + b by Winograd F(2x2, 3x3) (src/winograd/wino_conv.c),
+    without the NaN/inf check: a 3x3 stride-1 geometry across the planes
+    (2-D, or 3-D with any depth taps), else ValueError; b may be None."""
+    _conv(_FWD_WINO, 0, geom, x, w, b, y, ws, nthreads)
 
 
-def conv_adj(tuple geom, y, w, b, x, ws, int nthreads):
-    """x = conv_adjoint(y, w) + b (grad_input, or a transposed forward); b may be None."""
-    _conv(_ADJ, geom, y, w, b, x, ws, nthreads)
+def conv_adj(str method, tuple geom, y, w, b, x, ws, int nthreads):
+    """x = conv_adjoint(y, w) + b by ``method`` ('im2col': GEMM + col2im, or
+    'gemm_1x1'): grad_input, or a transposed forward; b may be None."""
+    _conv(_ADJ, _method(method), geom, y, w, b, x, ws, nthreads)
 
 
-def conv_wgrad(tuple geom, x, gy, gw, ws, int nthreads):
-    """gw = d<gy, conv(x, w)>/dw."""
+def conv_wgrad(str method, tuple geom, x, gy, gw, ws, int nthreads):
+    """gw = d<gy, conv(x, w)>/dw by ``method`` ('im2col', 'gemm_1x1' or
+    'implicit_gemm')."""
     cdef cc_geom g
+    cdef int m = _method(method)
     cdef int rc
     cdef void *px
     cdef void *pgy
@@ -187,12 +264,20 @@ def conv_wgrad(tuple geom, x, gy, gw, ws, int nthreads):
     arr_ptr(gy, "gy", t, y_elems(geom), 0, &pgy)
     arr_ptr(gw, "gw", t, w_elems(geom), ARR_WRITE, &pgw)
     cdef int64_t nws = ws_ptr(ws, &pws)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            rc = cc_conv_wgrad_f32(&g, <const float *>px, <const float *>pgy, <float *>pgw, pws, nws, nthreads)
-        else:
-            rc = cc_conv_wgrad_f64(&g, <const double *>px, <const double *>pgy, <double *>pgw, pws, nws, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            if t == cnp.NPY_FLOAT32:
+                rc = cc_conv_wgrad_f32(&g, m, <const float *>px, <const float *>pgy, <float *>pgw,
+                                       pws, nws, nthreads)
+            else:
+                rc = cc_conv_wgrad_f64(&g, m, <const double *>px, <const double *>pgy, <double *>pgw,
+                                       pws, nws, nthreads)
+        tok = watch_end(tok)
     _check(rc)
+    if _trace.events is not None:
+        _trace.events.append(("wgrad", METHODS[m]))
 
 
 def bias_grad(int64_t batch, int64_t channels, int64_t spatial, gy, gb, int nthreads):
@@ -206,11 +291,15 @@ def bias_grad(int64_t batch, int64_t channels, int64_t spatial, gy, gb, int nthr
     arr_ptr(gb, "gb", t, channels, ARR_WRITE, &pgb)
     if channels == 0:
         return
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            cc_bias_grad_f32(batch, channels, spatial, <const float *>pgy, <float *>pgb, nthreads)
-        else:
-            cc_bias_grad_f64(batch, channels, spatial, <const double *>pgy, <double *>pgb, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(<double>batch * channels * spatial)
+        with nogil:
+            if t == cnp.NPY_FLOAT32:
+                cc_bias_grad_f32(batch, channels, spatial, <const float *>pgy, <float *>pgb, nthreads)
+            else:
+                cc_bias_grad_f64(batch, channels, spatial, <const double *>pgy, <double *>pgb, nthreads)
+        tok = watch_end(tok)
 
 
 def blas_config():
@@ -229,31 +318,4 @@ def openmp_set_threads(int n):
     cc_openmp_set_threads(n)
 
 
-_FWD_METHODS = ("gemm", "im2col", "shift", "igemm", "winograd")
-
-
 include "_isa.pxi"
-
-
-def wgrad_method(tuple geom, int nthreads, int elsize):
-    """How conv_wgrad computes ``geom``: 'im2col' (im2col + GEMM) or
-    'igemm' (grouped, few channels per group: the band read in place)."""
-    cdef cc_geom g
-    fill_geom(&g, geom)
-    cdef int m = cc_conv_wgrad_method(&g, nthreads, elsize)
-    if m < 0:
-        raise ValueError(f"cconv: the C kernels reject the convolution geometry {geom}")
-    return ("im2col", "igemm")[m]
-
-
-def fwd_method(tuple geom, int nthreads, int elsize):
-    """How conv_fwd computes ``geom``: 'gemm' (1x1, no copy), 'im2col',
-    'shift' (GEMM per tap over a band), 'igemm' (implicit GEMM) or
-    'winograd' (F(2x2, 3x3), 3x3 stride 1)."""
-    cdef cc_geom g
-    fill_geom(&g, geom)
-    cdef int m = cc_conv_fwd_method(&g, nthreads, elsize)
-    if m < 0:
-        raise ValueError(f"cconv: the C kernels reject the convolution geometry {geom}")
-    return _FWD_METHODS[m]
-

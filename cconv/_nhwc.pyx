@@ -18,6 +18,9 @@ from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 cnp.import_array()
 
 include "_isa.pxi"
+include "_par.pxi"
+
+from . import _trace
 
 cdef extern from "nhwc/nhwc_conv.h" nogil:
     int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize)
@@ -48,17 +51,23 @@ def fwd(tuple geom, x, w, b, y, int y_cl, ws, int nthreads):
     cdef int t = real_type(x, "x")
     conv_arrays(geom, t, 0, x, w, b, y, &p)
     cdef int64_t nws = ws_ptr(ws, &pws)
-    with nogil:
-        if t == cnp.NPY_FLOAT32:
-            rc = cc_nhwc_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                                 <float *>p.dst, y_cl, pws, nws, nthreads)
-        else:
-            rc = cc_nhwc_fwd_f64(&g, <const double *>p.src, <const double *>p.w,
-                                 <const double *>p.b, <double *>p.dst, y_cl, pws, nws, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            if t == cnp.NPY_FLOAT32:
+                rc = cc_nhwc_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                     <float *>p.dst, y_cl, pws, nws, nthreads)
+            else:
+                rc = cc_nhwc_fwd_f64(&g, <const double *>p.src, <const double *>p.w,
+                                     <const double *>p.b, <double *>p.dst, y_cl, pws, nws, nthreads)
+        tok = watch_end(tok)
     if rc == CC_ERR_NOMEM:
         raise MemoryError("cconv: the convolution's scratch memory is smaller than the kernel needs")
     if rc != CC_OK:
         raise ValueError("cconv: the channels-last kernel rejected the convolution geometry")
+    if _trace.events is not None:
+        _trace.events.append(("fwd", "nhwc"))
 
 
 cdef extern from "transpose/transpose.h" nogil:
@@ -88,8 +97,12 @@ def transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
     cdef const void *ps = <const void *>&src[0]
     cdef void *pd = <void *>&dst[0]
     cdef int rc
-    with nogil:
-        rc = cc_transpose(batch, rows, cols, elsize, ps, pd, nthreads)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(<double>batch * rows * cols * elsize)
+        with nogil:
+            rc = cc_transpose(batch, rows, cols, elsize, ps, pd, nthreads)
+        tok = watch_end(tok)
     if rc != CC_OK:
         raise ValueError(f"cconv: transpose cannot handle elements of {elsize} bytes")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -73,11 +73,14 @@ def normalize_int_tuple(name: str, value: Any, nsp: int, fn: str) -> tuple[int, 
 
 @dataclass(frozen=True)
 class ConvParams:
-    """One convolution problem, in the user's view (see docs/internals.md).
+    """One convolution problem, in the user's view (see docs/design.md).
 
     Shapes are batched: input ``(batch, c_in, *in_size)``, weight
     ``(c_out, c_in // groups, *kernel)`` or, transposed,
     ``(c_in, c_out // groups, *kernel)``, output ``(batch, c_out, *out_size)``.
+    Immutable; its hash and plain geometry are computed once, at creation
+    (every call looks its problem up in the dispatch caches: hashing 16
+    fields anew took about 1.5 us).
     """
 
     nsp: int
@@ -95,21 +98,28 @@ class ConvParams:
     dilation: tuple[int, ...]
     output_padding: tuple[int, ...]
     dtype: Any = None
+    _geom: tuple = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._derive()
+
+    def _derive(self) -> None:
+        object.__setattr__(self, "_geom", self._make_geom())
+        object.__setattr__(self, "_hash", hash(tuple(getattr(self, f.name) for f in _FIELDS)))
 
     def __hash__(self) -> int:
-        # the fields' hash, computed once per instance: every call looks its
-        # problem up in the dispatch cache, and hashing 16 fields anew took
-        # about 1.5 us (dataclass keeps an explicit __hash__)
-        h = self.__dict__.get("_hash")
-        if h is None:
-            h = hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
-            self.__dict__["_hash"] = h
-        return h
+        return self._hash
 
     def __getstate__(self) -> dict:
-        # the fields only: the caches (_hash, _geom, the chosen backend, the
-        # dtype memo) belong to this process (str hashes vary between runs)
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+        # the fields only: the derived values are recomputed where the
+        # object lands (hashes of some field types differ between processes)
+        return {f.name: getattr(self, f.name) for f in _FIELDS}
+
+    def __setstate__(self, state: dict) -> None:
+        for k, v in state.items():
+            object.__setattr__(self, k, v)
+        self._derive()
 
     @property
     def input_shape(self) -> tuple[int, ...]:
@@ -132,18 +142,11 @@ class ConvParams:
         return self.groups >= 2 and self.groups == cin
 
     def with_dtype(self, dtype) -> "ConvParams":
+        """The same problem computed in ``dtype`` (itself when it is)."""
         dtype = np.dtype(dtype)
-        if self.dtype == dtype:
+        if self.dtype is not None and self.dtype == dtype:  # (NumPy: None == float64)
             return self
-        memo = self.__dict__.get("_as_dtype")  # the last conversion, kept on the instance
-        if memo is not None and memo[0] == dtype:
-            return memo[1]
-        res = dataclasses.replace(self, dtype=dtype)
-        self.__dict__["_as_dtype"] = (dtype, res)
-        return res
-
-    def with_batch(self, batch: int) -> "ConvParams":
-        return dataclasses.replace(self, batch=int(batch))
+        return dataclasses.replace(self, dtype=dtype)
 
     def flops(self) -> int:
         """Multiply-adds x 2 of the direct convolution."""
@@ -153,12 +156,12 @@ class ConvParams:
         return 2 * self.batch * self.c_out * int(np.prod(self.out_size)) * (self.c_in // self.groups) * k
 
     def geom(self) -> tuple:
-        """The plain-convolution geometry of src/cconv.h, padded to 3-D."""
+        """The plain-convolution geometry of src/cconv.h, padded to 3-D:
+        ``(batch, groups, c_in, c_out, in3, out3, k3, stride3, pad3, dil3)``
+        (for a transposed convolution, the plain one it is the adjoint of)."""
         return self._geom
 
-    @functools.cached_property
-    def _geom(self) -> tuple:
-        # computed once per instance (the instance __dict__ is not a field)
+    def _make_geom(self) -> tuple:
         lead = 3 - self.nsp
 
         def pad3(t, fill):
@@ -182,6 +185,9 @@ class ConvParams:
         )
 
 
+_FIELDS = tuple(f for f in dataclasses.fields(ConvParams) if f.init)
+
+
 def _check_size(what: str, shape: Sequence[int]) -> None:
     n = 1
     for s in shape:
@@ -194,7 +200,52 @@ def _check_size(what: str, shape: Sequence[int]) -> None:
         )
 
 
+def _check_numpy_size(what: str, shape: Sequence[int], itemsize: int) -> None:
+    """NumPy cannot make an array whose non-zero sizes multiply to more
+    bytes than an intp holds, even when another size is 0 (PyTorch can): a
+    ValueError naming the shape, not NumPy's "array is too big" from deep
+    inside a call."""
+    n = itemsize
+    for s in shape:
+        if s:
+            n *= s
+    if n > _INT64_MAX:
+        raise ValueError(
+            f"{what} of shape {tuple(shape)} cannot be a NumPy array: its non-zero sizes "
+            f"multiply to more than {_INT64_MAX} bytes (NumPy's limit, even for an array with no "
+            f"elements)"
+        )
+
+
 _ZERO_OUT_DTYPES = (np.dtype(np.float32), np.dtype(np.complex64))
+
+
+@functools.lru_cache(maxsize=None)
+def half_on_mkldnn() -> bool:
+    """Whether PyTorch's CPU backend choice runs every float16 convolution on
+    mkldnn on this machine (ConvParams::use_mkldnn: its fp16 device check,
+    true on x86 CPUs of oneDNN's avx512_core_fp16 level, i.e. with
+    AVX512-FP16, and on ARM CPUs with half-precision arithmetic), where an
+    empty transposed result is allowed as for float32.  Read from
+    /proc/cpuinfo once; False where it cannot be read."""
+    import platform
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+    except OSError:
+        return False
+    flags: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            flags.update(line.split(":", 1)[1].split())
+            break
+    machine = platform.machine().lower()
+    if machine in ("x86_64", "amd64"):
+        return {"avx512_fp16", "avx512_bf16", "avx512bw", "avx512vl", "avx512dq"} <= flags
+    if machine in ("aarch64", "arm64"):
+        return {"fphp", "asimdhp"} <= flags
+    return False
 
 
 def _mkldnn_transposed(batch, c_in, in_size, kernel, groups, stride, output_padding) -> bool:
@@ -317,7 +368,9 @@ def make_params(
                 f"(zero output channels per group, dimension 1)"
             )
         c_out = weight_shape[1] * groups
-        for i in range(nsp):
+        for i in range(nsp if batch else 0):
+            # (a batch of 0 runs ATen's Empty backend, which checks no
+            # output padding: the result is the empty array)
             if not (output_padding[i] < stride[i] or output_padding[i] < dilation[i]):
                 raise ValueError(
                     f"{fn}: output_padding must be smaller than either stride or dilation, but got "
@@ -359,13 +412,22 @@ def make_params(
         # PyTorch allows an output size of 0 (an empty result) when there is
         # no batch, and also where its CPU backend choice takes the mkldnn
         # path, which has no size check: float32 and complex64 (as float32
-        # parts) transposed convolutions that _mkldnn_transposed says; every
-        # other case runs the "output size is too small" check.  Negative
-        # sizes are always errors.
+        # parts) transposed convolutions that _mkldnn_transposed says, and
+        # float16 ones without an output padding reaching its stride on CPUs
+        # where it runs float16 on mkldnn (half_on_mkldnn); every other case
+        # runs the "output size is too small" check.  Negative sizes are
+        # always errors.
         udt = user_dtype if user_dtype is not None else dtype
+        udt = None if udt is None else np.dtype(udt)
+        # (torch.convolution itself checks the size of a complex64 one, where
+        # the conv_transpose functions take the float32 rule)
+        zero_dtypes = _ZERO_OUT_DTYPES[:1] if fn == "convolution" else _ZERO_OUT_DTYPES
         zero_ok = batch == 0 or (
-            udt is not None and np.dtype(udt) in _ZERO_OUT_DTYPES
-            and _mkldnn_transposed(batch, c_in_x, in_size, kernel, groups, stride, output_padding))
+            udt in zero_dtypes
+            and _mkldnn_transposed(batch, c_in_x, in_size, kernel, groups, stride, output_padding)
+        ) or (
+            udt == np.float16 and half_on_mkldnn()
+            and not any(op >= s for op, s in zip(output_padding, stride)))
         empty_ok = zero_ok and all(o >= 0 for o in out_size)
         if not empty_ok and (any(i < 1 for i in in_size) or any(o < 1 for o in out_size)):
             raise ValueError(
@@ -390,6 +452,11 @@ def make_params(
         c_out = 0  # ATen's Empty backend: (N, 0, *out)
     _check_size(f"{fn}: output", (batch, c_out) + out_size)
     _check_size(f"{fn}: input", input_shape)
+    # the result, or a float32 temporary of its shape (float16 is computed
+    # in float32), must be a NumPy array
+    udt_any = user_dtype if user_dtype is not None else dtype
+    isz = 16 if udt_any is None else max(np.dtype(udt_any).itemsize, 4)
+    _check_numpy_size(f"{fn}: output", (batch, c_out) + out_size, isz)
     if not transposed:
         # one output along a dimension: its stride is never applied, so a
         # stride of 2^62 there computes what PyTorch does (a fuzz against

@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
 """Thin nogil wrappers over the depthwise 3x3 Winograd F(2x2,3x3) kernels
-(src/winograd/winograd.h): float32 forward only (inference).
+(src/winograd/wdw.h): float32 forward only (inference).
 
 Array arguments are flattened, C-contiguous float32 NumPy arrays; ``geom``
 is the tuple ``ConvParams.geom()`` returns (the plain convolution, padded to
@@ -26,6 +26,9 @@ cdef extern from "winograd/wdw.h" nogil:
     void cc_wdw_filter_f32(const float *g, float *u)
 
 include "_isa.pxi"
+include "_par.pxi"
+
+from . import _trace
 
 
 cdef int _fill(cc_geom *g, tuple geom) except -1:
@@ -58,14 +61,22 @@ def fwd(tuple geom, x, w, b, y, int nthreads):
     conv_arrays(geom, cnp.NPY_FLOAT32, 0, x, w, b, y, &p)
     if p.dst == NULL:  # an empty output
         return False
-    with nogil:
-        rc = cc_wdw_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
-                            <float *>p.dst, nthreads, &bad)
+    cdef int tok = 1
+    while tok:
+        tok = watch_begin(cc_geom_macs(&g))
+        with nogil:
+            rc = cc_wdw_fwd_f32(&g, <const float *>p.src, <const float *>p.w, <const float *>p.b,
+                                <float *>p.dst, nthreads, &bad)
+        tok = watch_end(tok)
     if rc == CC_ERR_NOMEM:
         raise MemoryError("cconv: out of memory in the Winograd kernel's row buffers")
     if rc != CC_OK:
         raise ValueError("cconv: the Winograd kernel rejected the convolution geometry")
-    return bad != 0
+    if bad:
+        return True
+    if _trace.events is not None:
+        _trace.events.append(("fwd", "winograd_depthwise_3x3"))
+    return False
 
 
 def filter_transform(g, u):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ._array import get_xp
 from ._backward import _shape_arg, backward_core, fast_backward, fast_ok
-from ._functional import as_array
+from ._args import as_array
 
 __all__ = [
     "conv1d_input",

@@ -38,8 +38,8 @@ extern "C" {
 #define CC_OK 0
 #define CC_ERR_NOMEM (-1)
 #define CC_ERR_ARG (-2)
-/* internal (never returned to Python): a checked Winograd forward saw a NaN
- * or an infinity and stopped (gemm_conv.inc then runs the implicit GEMM) */
+/* a Winograd forward saw a NaN or an infinity in its data and stopped: the
+ * caller runs another method (the transforms would change the NaN pattern) */
 #define CC_NONFINITE (-3)
 
 typedef struct cc_geom {
@@ -92,27 +92,44 @@ void cc_col2im_gather_f64(const cc_geom *g, int64_t cin, const double *col, int6
  *                                                      grad_input of plain
  * wgrad: gw = d<y_grad, conv(x, w)>/dw                  grad_weight of plain;
  *        of a transposed conv: wgrad(x := its grad_output, gy := its input)
+ *
+ * Each runs the method m its caller names; C never chooses one.  Which
+ * methods can run g: cc_conv_<op>_applies; which of those the defaults
+ * want: cc_conv_fwd_wanted (the caller walks its ordered list of methods
+ * and takes the first that applies and is wanted, or the one it is told).
+ * A method that does not apply is CC_ERR_ARG.
  * nthreads: OpenMP threads to use (>= 1).  ws may be NULL when the size
- * asked for is 0. */
-int64_t cc_conv_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize);
-int64_t cc_conv_adj_workspace(const cc_geom *g, int nthreads, int64_t elsize);
-int64_t cc_conv_wgrad_workspace(const cc_geom *g, int nthreads, int64_t elsize);
+ * asked for (*_workspace: bytes, -1 where m does not apply) is 0. */
+#define CC_M_IM2COL 0   /* im2col tiles + GEMM; adjoint: GEMM + col2im */
+#define CC_M_GEMM_1X1 1 /* 1x1, stride 1, unpadded: GEMMs read x in place */
+#define CC_M_SHIFT 2    /* fwd, stride 1: one GEMM per tap over a padded band */
+#define CC_M_IGEMM 3    /* fwd: implicit GEMM (src/igemm); wgrad: grouped, few
+                           channels per group, the band read in place */
+#define CC_M_WINO 4     /* fwd: Winograd F(2x2, 3x3) (src/winograd/wino_conv.c);
+                           returns CC_NONFINITE at a NaN or an infinity */
+int cc_conv_fwd_applies(int m, const cc_geom *g, int nthreads, int64_t elsize);
+int cc_conv_fwd_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize);
+int cc_conv_adj_applies(int m, const cc_geom *g);
+int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize);
+int64_t cc_conv_fwd_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize);
+int64_t cc_conv_adj_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize);
+int64_t cc_conv_wgrad_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize);
 
-int cc_conv_fwd_f32(const cc_geom *g, const float *x, const float *w,
+int cc_conv_fwd_f32(const cc_geom *g, int m, const float *x, const float *w,
                     const float *bias, float *y, void *ws, int64_t ws_bytes,
                     int nthreads);
-int cc_conv_fwd_f64(const cc_geom *g, const double *x, const double *w,
+int cc_conv_fwd_f64(const cc_geom *g, int m, const double *x, const double *w,
                     const double *bias, double *y, void *ws, int64_t ws_bytes,
                     int nthreads);
-int cc_conv_adj_f32(const cc_geom *g, const float *y, const float *w,
+int cc_conv_adj_f32(const cc_geom *g, int m, const float *y, const float *w,
                     const float *bias, float *x, void *ws, int64_t ws_bytes,
                     int nthreads);
-int cc_conv_adj_f64(const cc_geom *g, const double *y, const double *w,
+int cc_conv_adj_f64(const cc_geom *g, int m, const double *y, const double *w,
                     const double *bias, double *x, void *ws, int64_t ws_bytes,
                     int nthreads);
-int cc_conv_wgrad_f32(const cc_geom *g, const float *x, const float *gy,
+int cc_conv_wgrad_f32(const cc_geom *g, int m, const float *x, const float *gy,
                       float *gw, void *ws, int64_t ws_bytes, int nthreads);
-int cc_conv_wgrad_f64(const cc_geom *g, const double *x, const double *gy,
+int cc_conv_wgrad_f64(const cc_geom *g, int m, const double *x, const double *gy,
                       double *gw, void *ws, int64_t ws_bytes, int nthreads);
 
 /* ---- reductions (src/gemm/bias_grad.c) ---------------------------------------
@@ -159,19 +176,6 @@ int cc_conv_wgrad_igemm_f32(const cc_geom *g, const float *x, const float *gy, f
                             void *ws, int64_t ws_bytes, int nthreads);
 int cc_conv_wgrad_igemm_f64(const cc_geom *g, const double *x, const double *gy, double *gw,
                             void *ws, int64_t ws_bytes, int nthreads);
-/* How cc_conv_wgrad_* computes g (the workspace query and the call agree). */
-#define CC_WGRAD_IM2COL 0 /* im2col + GEMM accumulated over the batch */
-#define CC_WGRAD_IGEMM 1  /* cc_conv_wgrad_igemm_* */
-int cc_conv_wgrad_method(const cc_geom *g, int nthreads, int64_t elsize);
-
-/* How cc_conv_fwd_* computes g with nthreads threads and elements of elsize
- * bytes (the workspace query and the call agree on it). */
-#define CC_FWD_GEMM 0   /* 1x1, stride 1, unpadded: one GEMM per image, no copy */
-#define CC_FWD_IM2COL 1 /* im2col tiles + GEMM */
-#define CC_FWD_SHIFT 2  /* stride 1: one GEMM per tap over a padded band */
-#define CC_FWD_IGEMM 3  /* implicit GEMM (src/igemm) */
-#define CC_FWD_WINO 4   /* Winograd F(2x2, 3x3) (src/winograd/wino_conv.c) */
-int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize);
 
 void cc_bias_grad_f32(int64_t batch, int64_t channels, int64_t spatial,
                       const float *gy, float *gb, int nthreads);

@@ -12,23 +12,28 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
+# The tests check the default choices: a tuning file of the user's must not
+# change them (tests/test_tuning.py points processes at files of its own).
+os.environ["CCONV_TUNE_FILE"] = ""
+
 
 import pytest  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
 def _no_tuned_winners_left():
-    """Benchmark-mode winners outlive the test that tuned them, and while
-    any exist every forward call skips the plan's short path: a test that
-    tunes would silently move every later test in the process onto the
-    slow path.  Drop them after each test."""
+    """Measured winners (benchmark mode, cconv.tune) outlive the test that
+    measured them and would change later tests' choices: drop them after
+    each test."""
     yield
     try:
         from cconv import _autotune, _dispatch
     except ImportError:  # pragma: no cover - cconv not built
         return
-    if _dispatch._tuned_any[0]:
+    if _dispatch._tuned:
         _autotune.clear()
+    if _dispatch._tuning:
+        _dispatch.set_tuning({})
 
 
 @pytest.fixture

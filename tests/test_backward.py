@@ -293,7 +293,7 @@ def test_only_masked_in_gradients_are_computed(monkeypatch, mask, dtype):
 
     for name in _MODULES.values():
         try:
-            mod = importlib.import_module(f"cconv.backends.{name}")
+            mod = importlib.import_module(name)
         except ImportError:
             continue
         for op in ("forward", "grad_input", "grad_weight"):
@@ -390,25 +390,6 @@ def test_grad_helpers_fast_path(nsp, dtype, monkeypatch):
     gw = getattr(gr, f"conv{nsp}d_weight")(x, w.shape, gy, stride, padding, dilation, groups)
     assert seen == [] or 0 in (x.size, w.size, gy.size)
     assert np.array_equal(gi, want[0]) and np.array_equal(gw, want[1]), case
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64])
-def test_grad_bias_generic_path(dtype):
-    """The array-module-generic reduction (used for CuPy arrays) agrees with
-    the C reduction: run it on NumPy through a stand-in module object."""
-    import types
-
-    import cconv._backward as bw
-
-    names = ("empty", "zeros", "ascontiguousarray", "isfinite")
-    shim = types.SimpleNamespace(**{k: getattr(np, k) for k in names})
-    rng = np.random.default_rng(12)
-    gy = randn(rng, (3, 5, 7, 6), dtype)
-    up = bw._up(np, gy)
-    c = bw.grad_bias_of(np, up, 5)
-    g = bw.grad_bias_of(shim, up, 5)
-    ref = gy.astype(np.complex128 if np.iscomplexobj(gy) else np.float64).sum(axis=(0, 2, 3))
-    assert rel_err(c, ref) <= tolerance(dtype) and rel_err(g, ref) <= tolerance(dtype)
 
 
 def test_grad_bias_without_bias_sizes():
@@ -664,26 +645,24 @@ def _wgrad_route_cases():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_depthwise_wgrad_on_gemm_rule(dtype, monkeypatch):
-    """DEPTHWISE's grad_weight hands the layers of its measured rule to the
-    GEMM backend's (and only those): both sides of every bound, each result
+def test_depthwise_wgrad_on_gemm_rule(dtype):
+    """The default choice leaves the weight gradient of the layers of
+    DEPTHWISE's measured rule to the GEMM methods (and only those): both
+    sides of every bound; DEPTHWISE forced computes them all; each result
     against the float64 reference."""
     if not _depthwise_available():
         pytest.skip("DEPTHWISE is not in this build yet")
-    from cconv.backends import depthwise as dw
-    from cconv.backends import gemm
-
-    calls = []
-    real = gemm.grad_weight
-    monkeypatch.setattr(gemm, "grad_weight", lambda *a: (calls.append(1), real(*a))[1])
     rng = np.random.default_rng(77)
     for case, routed in _wgrad_route_cases():
         x, w, gy = arrays(case, rng, dtype)
         ref = reference_grads(case, x, w, gy)
-        del calls[:]
-        got = backward(case, gy, x, w, backend="depthwise")
-        assert len(calls) == int(routed), (case, routed, len(calls))
-        _note(dtype, check_grads(case, got, ref, dtype, what=f"routed={routed}"))
+        chosen = cconv.select_backend(x, w, None, case.stride, case.padding, case.dilation,
+                                      case.transposed, case.output_padding, case.groups,
+                                      op="grad_weight")
+        assert (chosen is not Backend.DEPTHWISE) == routed, (case, routed, chosen)
+        for be in (None, "depthwise"):
+            got = backward(case, gy, x, w, backend=be)
+            _note(dtype, check_grads(case, got, ref, dtype, what=f"routed={routed} backend={be}"))
 
 
 def test_depthwise_selected_for_backward_when_available():
@@ -691,7 +670,10 @@ def test_depthwise_selected_for_backward_when_available():
         pytest.skip("DEPTHWISE is not in this build yet")
     x = np.zeros((2, 8, 10, 10), np.float32)
     w = np.zeros((8, 1, 3, 3), np.float32)
-    assert cconv.select_backend(x, w, None, 1, 1, 1, False, 0, 8, need_backward=True) == Backend.DEPTHWISE
+    fwd = cconv.select_backend(x, w, None, 1, 1, 1, False, 0, 8, need_backward=True)
+    assert fwd in (Backend.DEPTHWISE, Backend.DEPTHWISE_PLANE, Backend.DEPTHWISE_CHANNEL_BLOCKS)
+    for op in ("grad_input", "grad_weight"):
+        assert cconv.select_backend(x, w, None, 1, 1, 1, False, 0, 8, op=op) == Backend.DEPTHWISE
 
 
 @pytest.mark.parametrize("transposed", [False, True])
@@ -1098,7 +1080,7 @@ def test_flipped_weight_matches_numpy(dtype, restore_threads):
     """The C weight transform of the forward form (channels swapped per
     group, taps reversed), bit for bit, 1-3 threads, 1-3 spatial dims,
     groups, 1x1 (the plain transpose) and big weights (threaded)."""
-    from cconv.backends._gemm_common import _flipped_weight
+    from cconv.backends._gemm_common import flipped_weight as _flipped_weight
     rng = np.random.default_rng(5)
     shapes = [((8, 3, 3, 3), 1), ((12, 4, 5), 3), ((6, 2, 3, 3, 3), 2), ((256, 128, 31), 1),
               ((64, 8, 1, 1), 4), ((9, 1, 3, 3), 9), ((512, 160, 3, 3), 1), ((5, 7, 2, 4), 1),
@@ -1147,12 +1129,13 @@ def test_weight_adjoint_argument_checks():
     ((2, 8, 28, 28), (8, 8, 7, 7), 0, 1, False),    # 28 -> 22: 1.62 positions
     ((2, 8, 30, 30), (8, 8, 3, 3), 0, 1, True),     # 30 -> 28: 1.15
 ])
-def test_grad_input_forward_form_or_col2im(case, monkeypatch):
-    """Stride-1 grad_input runs as a forward convolution (igemm) unless the
-    input has many more positions than the output (a 'valid' convolution of
-    a small image with a large kernel), where col2im does only the real
-    products; values against the float64 reference either way."""
-    from cconv.backends import _gemm_common
+def test_grad_input_forward_form_or_col2im(case):
+    """Stride-1 grad_input runs by default as a forward convolution of the
+    flipped weight (igemm, shift or Winograd) unless the input has many
+    more positions than the output (a 'valid' convolution of a small image
+    with a large kernel), where col2im does only the real products; values
+    against the float64 reference either way."""
+    from cconv import _trace
     xs, ws, pad, dil, want_forward = case
     rng = np.random.default_rng(11)
     x = rng.standard_normal(xs)
@@ -1160,13 +1143,13 @@ def test_grad_input_forward_form_or_col2im(case, monkeypatch):
     nd = len(xs) - 2
     y = ref_conv(x, w, None, 1, pad, None, dil, 1)
     gy = rng.standard_normal(y.shape)
-    calls = []
-    real = _gemm_common.plain_forward
-    monkeypatch.setattr(_gemm_common, "plain_forward", lambda *a: (calls.append(1), real(*a)))
-    gi, _, _ = cconv.convolution_backward(gy, x, w, None, (1,) * nd, (pad,) * nd, (dil,) * nd,
-                                          False, (0,) * nd, 1, (True, False, False),
-                                          backend=Backend.GEMM)
-    assert bool(calls) == want_forward
+    with _trace.recording() as calls:
+        gi, _, _ = cconv.convolution_backward(gy, x, w, None, (1,) * nd, (pad,) * nd, (dil,) * nd,
+                                              False, (0,) * nd, 1, (True, False, False))
+    assert [k for k, _ in calls] == (["fwd"] if want_forward else ["adj"]), calls
+    chosen = cconv.select_backend(x, w, None, 1, pad, dil, op="grad_input")
+    flips = (Backend.IMPLICIT_GEMM, Backend.SHIFT, Backend.WINOGRAD_3X3)
+    assert (chosen in flips) == want_forward, chosen
     assert rel_err(gi, ref_conv_grad_input(gy, w, xs, 1, pad, None, dil, 1)) <= 1e-12
 
 

@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 import cconv
-from cconv import Backend, _depthwise, _layout
+from cconv import Backend, _depthwise, _layout, _trace
+from cconv._dispatch import Problem
 from isa_switch import forced_isa
+from methods import fwd_method
 from reference import (
     rel_err,
     reduction_length,
@@ -62,10 +64,18 @@ def set_threads(n):
 @pytest.fixture(autouse=True)
 def _restore():
     nt = cconv.get_num_threads()
-    on = _layout.set_enabled(True)
     yield
     cconv.set_num_threads(nt)
-    _layout.set_enabled(on)
+
+
+def nhwc_applies(p, dt):
+    """Whether the default choice runs ``p`` (channels-last input of user
+    dtype ``dt``) on the NHWC kernel."""
+    from cconv._args import compute_dtype
+    from cconv.backends import nhwc
+
+    q = Problem(p.with_dtype(compute_dtype(np.dtype(dt))), np, "forward", True)
+    return nhwc.supports(q) is None and nhwc.wanted(q)
 
 
 # ------------------------------------------------------------------ random problems
@@ -116,7 +126,9 @@ def backends_for(x, w, groups, nsp, dtype):
     req = [Backend.GEMM, "gemm"]
     c_in = x.shape[1]
     if groups == c_in >= 2 and np.dtype(dtype) in [np.dtype(t) for t in REAL] and nsp == 2:
-        req.append(Backend.DEPTHWISE)
+        req += [Backend.DEPTHWISE, Backend.DEPTHWISE_NHWC]
+    elif np.dtype(dtype).kind == "f" and not groups == c_in >= 2:
+        req.append(Backend.NHWC)
     return req
 
 
@@ -132,6 +144,11 @@ def check_problem(nsp, x, w, b, kw, ref, tol, batched, backends):
     snap = xin.copy()
     for be in [None] + list(backends):
         what = f"backend={be!r} x{x.shape} w{w.shape} kw={kw} dtype={x.dtype} batched={batched}"
+        if be in (Backend.NHWC, Backend.DEPTHWISE_NHWC):
+            try:  # (the in-place kernels take some channels-last inputs only)
+                CONV[nsp](xin, w, b, backend=be, **kw)
+            except ValueError:
+                continue
         y = CONV[nsp](xin, w, b, backend=be, **kw)
         assert type(y) is np.ndarray and y.dtype == x.dtype and y.shape == r.shape, what
         err = rel_err(y, r)
@@ -163,20 +180,12 @@ def test_random_channels_last(seed):
 
 
 @pytest.mark.parametrize("seed", range(24))
-def test_depthwise_channels_last_in_place(seed, monkeypatch):
+def test_depthwise_channels_last_in_place(seed):
     """Depthwise layers with multiplier 1 on channels-last float32/64 input
     run the kernel that reads and writes channels-last memory in place
     (src/depthwise/dw_nhwc.c): random 1-3-D problems, channel counts on and
     off the kernel's channel step, every padding kind, strides, dilation,
     batched and unbatched, default and forced DEPTHWISE backend, out=."""
-    calls = []
-    real = _layout._run_dw_nhwc
-
-    def spy(*a, **k):
-        calls.append(1)
-        return real(*a, **k)
-
-    monkeypatch.setattr(_layout, "_run_dw_nhwc", spy)
     rng = np.random.default_rng(4000 + seed)
     nsp = int(rng.choice([1, 2, 2, 3]))
     dtype = (np.float32, np.float64)[seed % 2]
@@ -198,27 +207,30 @@ def test_depthwise_channels_last_in_place(seed, monkeypatch):
     tol = tolerance(dtype, reduction_length(c, c, w.shape[2:]))
     set_threads(1 + seed % 3)
     batched = seed % 4 != 3
-    check_problem(nsp, x, w, b, kw, ref, tol, batched, [Backend.DEPTHWISE])
-    assert calls, "the in-place channels-last depthwise kernel did not run"
+    with _trace.recording() as events:
+        check_problem(nsp, x, w, b, kw, ref, tol, batched, [Backend.DEPTHWISE, Backend.DEPTHWISE_NHWC])
+    assert ("fwd", "depthwise_nhwc") in events, "the in-place channels-last depthwise kernel did not run"
 
 
-def test_depthwise_channels_last_other_cases_copy(monkeypatch):
-    """Multiplier 2, float16, complex and transposed depthwise layers keep
-    the layout copies (right values, channels-last results)."""
-    calls = []
-    monkeypatch.setattr(_layout, "_run_dw_nhwc", lambda *a, **k: calls.append(1))
+def test_depthwise_channels_last_other_cases_copy():
+    """Multiplier 2, complex and transposed depthwise layers keep the layout
+    copies, float16 runs the in-place kernel through float32 (right values,
+    channels-last results either way)."""
     rng = np.random.default_rng(77)
-    for dtype, mult in ((np.float32, 2), (np.float16, 1), (np.complex64, 1)):
+    for dtype, mult, in_place in ((np.float32, 2, False), (np.float16, 1, True), (np.complex64, 1, False)):
         x = randn(rng, (2, 6, 9, 8), dtype)
         w = randn(rng, (6 * mult, 1, 3, 3), dtype)
-        y = cconv.conv2d(to_last(x), w, padding=1, groups=6)
+        with _trace.recording() as calls:
+            y = cconv.conv2d(to_last(x), w, padding=1, groups=6)
         ref = ref_conv(x, w, None, 1, 1, 1, 1, 6)
         assert rel_err(y, ref) <= tolerance(dtype, 9) and memory_is_last(y), (dtype, mult)
+        assert (("fwd", "depthwise_nhwc") in calls) == in_place, (dtype, calls)
     x = randn(rng, (2, 6, 9, 8), np.float32)
     w = randn(rng, (6, 1, 3, 3), np.float32)
-    y = cconv.conv_transpose2d(to_last(x), w, padding=1, groups=6)
+    with _trace.recording() as calls:
+        y = cconv.conv_transpose2d(to_last(x), w, padding=1, groups=6)
     assert rel_err(y, ref_conv_transpose(x, w, None, 1, 1, 0, 6, 1)) <= 1e-5 and memory_is_last(y)
-    assert not calls
+    assert ("fwd", "depthwise_nhwc") not in calls
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -267,14 +279,15 @@ def test_unbatched_hwc(dtype):
         assert memory_is_last(y, 0) and y.shape == ref.shape
 
 
-def test_disabled_nhwc_path_same_values_and_layout():
+def test_copy_path_same_values_and_layout():
+    """A channels-first method forced on a channels-last input (the layout
+    copies) gives the NHWC kernel's values and a channels-last result."""
     rng = np.random.default_rng(5)
     x = randn(rng, (2, 16, 9, 11), np.float64)
     w = randn(rng, (12, 16, 3, 3), np.float64)
     xl = to_last(x)
-    y1 = cconv.conv2d(xl, w, padding=1)
-    _layout.set_enabled(False)
-    y0 = cconv.conv2d(xl, w, padding=1)
+    y1 = cconv.conv2d(xl, w, padding=1, backend=Backend.NHWC)
+    y0 = cconv.conv2d(xl, w, padding=1, backend=Backend.GEMM)
     assert memory_is_last(y0) and memory_is_last(y1)
     assert rel_err(y0, y1) < 1e-13
     assert rel_err(y1, ref_conv(x, w, None, 1, 1, 1, 1, 1)) < 1e-12
@@ -457,6 +470,7 @@ def test_nhwc_kernel_direct(seed):
     (grouped kxk with few channels per group): both result layouts, 1 and 2
     threads, both col orders."""
     from cconv._params import make_params
+    from cconv.backends import nhwc
 
     rng = np.random.default_rng(3000 + seed)
     nsp = 1 + seed % 3
@@ -469,10 +483,10 @@ def test_nhwc_kernel_direct(seed):
     p = p.with_dtype(dtype)
     xl = to_last(x)
     y = _layout.empty_channels_last(ref.shape, dtype)
-    _layout._run_nhwc(p, xl, w, b, y, True)
+    nhwc.forward(p, xl, w, b, y)
     assert rel_err(y, ref) <= tol and memory_is_last(y)
     y0 = np.full(ref.shape, np.nan, dtype=dtype)
-    _layout._run_nhwc(p, xl, w, b, y0, False)
+    nhwc.forward(p, xl, w, b, y0)
     assert rel_err(y0, ref) <= tol
 
 
@@ -485,7 +499,7 @@ def test_convolution_entry_select_backend_and_benchmark_mode():
     ref = ref_conv(x, w, b, 1, 1, 1, 1, 1)
     y = cconv.convolution(xl, w, b, (1, 1), (1, 1), (1, 1), False, (0, 0), 1)
     assert rel_err(y, ref) <= 1e-5 and memory_is_last(y)
-    assert cconv.select_backend(xl, w, b, padding=1) is Backend.GEMM
+    assert cconv.select_backend(xl, w, b, padding=1) is Backend.NHWC
     from cconv import _autotune
 
     with _autotune.benchmark(True):
@@ -541,7 +555,7 @@ def test_big_kernels_few_output_channels_take_the_copy_path():
 
     def applies(xs, ws, groups=1):
         p = make_params(xs, ws, None, 1, 0, 1, False, 0, groups, "t", np.float32)
-        return _layout._nhwc_applies(p, np.dtype(np.float32), None)
+        return nhwc_applies(p, np.float32)
 
     assert not applies((2, 96, 28, 28), (32, 96, 7, 7))
     assert not applies((2, 64, 28, 28), (64, 64, 5, 5))
@@ -572,11 +586,11 @@ def test_winograd_layers_take_the_copy_path():
 
     def applies(xs, ws, stride=1, pad=1, dt=np.float32):
         p = make_params(xs, ws, None, stride, pad, 1, False, 0, 1, "t", dt)
-        return _layout._nhwc_applies(p, np.dtype(dt), None)
+        return nhwc_applies(p, dt)
 
     def method(xs, ws, dt=np.float32):
         p = make_params(xs, ws, None, 1, 1, 1, False, 0, 1, "t", dt)
-        return _kernels.fwd_method(p.geom(), cconv.get_num_threads(), np.dtype(dt).itemsize)
+        return fwd_method(p, cconv.get_num_threads(), np.dtype(dt).itemsize)
 
     assert method((1, 64, 56, 56), (64, 64, 3, 3)) == "winograd"
     assert not applies((1, 64, 56, 56), (64, 64, 3, 3))
@@ -612,11 +626,11 @@ def test_wide_float32_rules_take_the_copy_path():
 
     def applies(xs, ws, stride=1, pad=1, dil=1, dt=np.float32):
         p = make_params(xs, ws, None, stride, pad, dil, False, 0, 1, "t", dt)
-        return _layout._nhwc_applies(p, np.dtype(dt), None)
+        return nhwc_applies(p, dt)
 
     def winograd(xs, ws, stride, pad, dil):
         p = make_params(xs, ws, None, stride, pad, dil, False, 0, 1, "t", np.float32)
-        return _kernels.fwd_method(p.geom(), cconv.get_num_threads(), 4) == "winograd"
+        return fwd_method(p, cconv.get_num_threads(), 4) == "winograd"
 
     cases = [  # (x, w, stride, dilation, copy path on 16 lanes)
         ((2, 3, 224, 224), (64, 3, 7, 7), 2, 1, True),      # the stem

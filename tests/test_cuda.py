@@ -2,7 +2,7 @@
 CPU path (NumPy) and the float64 reference.
 
 Every test here needs CuPy and a CUDA device and is skipped, with the
-reason, where ``cconv._cuda.has_cupy()`` is False.  (Without a GPU the
+reason, where ``cconv.cuda._cupy.has_cupy()`` is False.  (Without a GPU the
 kernels are checked by tests/test_cuda_sources.py and the backends by
 tests/test_cuda_emulated.py.)
 
@@ -23,7 +23,8 @@ import pytest
 
 import cconv
 import cconv.grad
-from cconv import Backend, _cuda, _cuda_kernels
+from cconv import Backend
+from cconv.cuda import _cupy as _cuda, kernels as _cuda_kernels
 from reference import (
     rel_err,
     reduction_length,

@@ -16,9 +16,11 @@ import types
 import numpy as np
 import pytest
 
-from cconv import Backend, _cuda_kernels, _dispatch
+from cconv import Backend, _dispatch
+from cconv._dispatch import Problem
+from cconv.cuda import kernels as _cuda_kernels
 from cconv._params import make_params
-from cconv.backends import cuda_depthwise, cuda_gemm, cuda_gemm_transpose
+from cconv.cuda import depthwise as cuda_depthwise, gemm as cuda_gemm, gemm_transpose as cuda_gemm_transpose
 from reference import (
     rel_err,
     reduction_length,
@@ -284,25 +286,29 @@ def _p(transposed=False, groups=1, c=4, batch=2):
 
 @pytest.mark.parametrize("b", list(BACKENDS))
 def test_cuda_backends_refuse_numpy(b):
-    why = BACKENDS[b].supports(_p(), np, False)
+    why = BACKENDS[b].supports(Problem(_p(), np))
     assert why and "cupy.ndarray" in why
     with pytest.raises(TypeError, match="cupy.ndarray"):
         BACKENDS[b].forward(_p().with_dtype(np.float64), np.zeros((2, 4, 6, 6)), np.zeros((8, 4, 3, 3)),
                             None, np.zeros((2, 8, 6, 6)))
 
 
+def _q(p, xp=None):
+    return Problem(p, FAKE_CUPY if xp is None else xp)
+
+
 def test_supports_with_cupy():
-    assert cuda_gemm.supports(_p(), FAKE_CUPY) is None
-    assert "transposed" in cuda_gemm.supports(_p(True), FAKE_CUPY)
-    assert cuda_gemm_transpose.supports(_p(True), FAKE_CUPY) is None
-    assert "plain" in cuda_gemm_transpose.supports(_p(), FAKE_CUPY)
-    assert cuda_depthwise.supports(_p(groups=4), FAKE_CUPY) is None
-    assert cuda_depthwise.supports(_p(True, groups=8, c=8), FAKE_CUPY) is None
-    assert "depthwise" in cuda_depthwise.supports(_p(groups=2), FAKE_CUPY)
+    assert cuda_gemm.supports(_q(_p())) is None
+    assert "transposed" in cuda_gemm.supports(_q(_p(True)))
+    assert cuda_gemm_transpose.supports(_q(_p(True))) is None
+    assert "plain" in cuda_gemm_transpose.supports(_q(_p()))
+    assert cuda_depthwise.supports(_q(_p(groups=4))) is None
+    assert cuda_depthwise.supports(_q(_p(True, groups=8, c=8))) is None
+    assert "depthwise" in cuda_depthwise.supports(_q(_p(groups=2)))
 
 
 def test_dispatch_order_for_cupy():
-    sel = lambda p: _dispatch.select(p.with_dtype(np.float32), FAKE_CUPY)[0]  # noqa: E731
+    sel = lambda p: _dispatch.select(_q(p.with_dtype(np.float32)))[0]  # noqa: E731
     assert sel(_p()) is Backend.CUDA_GEMM
     assert sel(_p(True)) is Backend.CUDA_GEMM_TRANSPOSE
     assert sel(_p(groups=4)) is Backend.CUDA_DEPTHWISE
@@ -310,7 +316,7 @@ def test_dispatch_order_for_cupy():
     assert sel(_p(batch=0)) is Backend.EMPTY
     # NumPy inputs never reach a CUDA backend
     for p in (_p(), _p(True), _p(groups=4), _p(True, groups=8, c=8)):
-        assert not _dispatch.select(p.with_dtype(np.float32), np)[0].name.startswith("CUDA")
+        assert not _dispatch.select(_q(p.with_dtype(np.float32), np))[0].name.startswith("CUDA")
 
 
 @pytest.mark.parametrize("b", list(BACKENDS))

@@ -5,7 +5,7 @@ In a subprocess whose ``import cupy`` finds the stand-in, every cconv call
 on its arrays takes the CUDA path end to end: ``get_xp`` returns the
 stand-in module, dispatch picks the CUDA_* backends, the array-generic code
 of _functional.py / _backward.py / grad.py runs with it as ``xp`` (Gauss
-trick, float16, out=, views), and ``_cuda_kernels`` loads "the RawModule"
+trick, float16, out=, views), and ``cconv.cuda.kernels`` loads "the RawModule"
 and launches every kernel with the grid and block a GPU would get, which
 the stand-in runs through the CPU harness of tests/c/cuda_harness.cpp (the
 same .cu sources).  Only CuPy itself (NVRTC, cuBLAS, device memory) is not

@@ -2,7 +2,7 @@
 
 1. nvcc compiles every .cu file, and the concatenation that CuPy hands to
    NVRTC, to PTX for several architectures, with every kernel that
-   ``cconv._cuda_kernels`` launches present as an entry point (skipped only
+   ``cconv.cuda.kernels`` launches present as an entry point (skipped only
    when nvcc is absent).
 2. The sources include nothing but their own header (NVRTC has no system
    headers).
@@ -27,7 +27,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from cconv import _cuda_kernels
+from cconv.cuda import kernels as _cuda_kernels
 from cconv._params import make_params
 from reference import rel_err, ref_conv, ref_conv_grad_input, ref_conv_grad_weight
 

@@ -178,12 +178,23 @@ def relerr(a, ref):
     return err / scale if scale > 0 else err
 
 
-def run_all(case, x, w, b, bi, gy, nt=2):
+def default_path(geom, es):
+    """The forward path the default choice takes (channels-last blocks,
+    plane kernels, row kernel: the first the kernels want)."""
+    for path in ("channels_last", "plane", "rows"):
+        if _depthwise.fwd_wanted(path, geom, es):
+            return path
+    raise ValueError(f"depthwise kernels cannot run the geometry {geom!r}")
+
+
+def run_all(case, x, w, b, bi, gy, nt=2, path=None):
+    """The default forward path (or ``path``), the adjoint, the weight gradient."""
     g = case.geom()
+    path = path or default_path(g, x.itemsize)
     y = np.empty((case.N, case.CO) + case.out, x.dtype)
     dx = np.empty(x.shape, x.dtype)
     gw = np.empty(w.shape, x.dtype)
-    _depthwise.fwd(g, x.ravel(), w.ravel(), None if b is None else b.ravel(), y.reshape(-1), nt)
+    _depthwise.fwd(path, g, x.ravel(), w.ravel(), None if b is None else b.ravel(), y.reshape(-1), nt)
     _depthwise.adj(g, gy.ravel(), w.ravel(), None if bi is None else bi.ravel(), dx.reshape(-1), nt)
     _depthwise.wgrad(g, x.ravel(), gy.ravel(), gw.reshape(-1), nt)
     return y, dx, gw
@@ -205,12 +216,16 @@ def check_case(case, dtype, rng, use_bias=True, nt=2):
     gwr = ref_wgrad(x, gy, case.k, case.stride, case.pad, case.dil)
     tol = TOL[dtype]
     results = {}
+    # every forward path that can run the case, the default one last
+    paths = [p for p in _depthwise.PATHS if _depthwise.fwd_applies(p, case.geom(), x.itemsize)]
+    paths.append(default_path(case.geom(), x.itemsize))
     for isa in ISAS:
         _depthwise.set_isa(isa)
-        y, dx, gw = run_all(case, x, w, b, bi, gy, nt)
-        for what, got, ref in (("fwd", y, yr), ("adj", dx, dxr), ("wgrad", gw, gwr)):
-            e = relerr(got, ref)
-            assert e <= tol, f"{what} {isa} {np.dtype(dtype).name} {case}: rel err {e:.3g}"
+        for path in paths:
+            y, dx, gw = run_all(case, x, w, b, bi, gy, nt, path)
+            for what, got, ref in (("fwd", y, yr), ("adj", dx, dxr), ("wgrad", gw, gwr)):
+                e = relerr(got, ref)
+                assert e <= tol, f"{what} {path} {isa} {np.dtype(dtype).name} {case}: rel err {e:.3g}"
         results[isa] = (y, dx, gw)
     for isa in ISAS[1:]:
         for what, got, ref in zip(("fwd", "adj", "wgrad"), results[isa], results["scalar"]):
@@ -275,7 +290,7 @@ def test_specialised_2d(dtype, in_, k, stride, pad, isa_guard):
 
 
 def _cl_cases():
-    """Geometries the forward runs channels-last (cc_dw_fwd_path): small 2-D
+    """Geometries the forward runs channels-last by default: small 2-D
     output planes with multiplier 1, channel counts around the block of 2
     vectors (8-70: partial blocks, more than one block), every row-block
     remainder (output widths 1-12; the fewest channels stay NCHW),
@@ -300,7 +315,7 @@ def _cl_cases():
         if case.out[0] < 2:
             continue
         for es in (4, 8):
-            if _depthwise.fwd_path(case.geom(), es) == "channels_last":
+            if default_path(case.geom(), es) == "channels_last":
                 cases.append(case)
                 break
     return cases
@@ -315,7 +330,7 @@ def test_channels_last_small_planes(dtype, isa_guard):
     es = np.dtype(dtype).itemsize
     n = 0
     for i, case in enumerate(_cl_cases()):
-        n += _depthwise.fwd_path(case.geom(), es) == "channels_last"
+        n += default_path(case.geom(), es) == "channels_last"
         check_case(case, dtype, rng, use_bias=bool(i % 2), nt=1 + i % 3)
     assert n >= 40  # the cases do exercise the path
 
@@ -341,7 +356,7 @@ def _cl3_cases():
         case = Case(int(rng.integers(1, 3)), int(rng.integers(16, 71)), 1, in_, k, s, p, d, pa)
         if case.out[1] < 2:
             continue
-        if _depthwise.fwd_path(case.geom(), 4) == "channels_last":
+        if default_path(case.geom(), 4) == "channels_last":
             cases.append(case)
     return cases
 
@@ -379,7 +394,7 @@ def _plane3_cases():
             continue
         case = Case(int(rng.integers(1, 3)), int(rng.integers(1, 6)), int(rng.integers(1, 4)),
                     in_, k, st, p, d, pa)
-        if _depthwise.fwd_path(case.geom(), 4) == "plane":
+        if default_path(case.geom(), 4) == "plane":
             cases.append(case)
     return cases
 
@@ -466,7 +481,7 @@ def test_fwd_path_choice():
     def path(N, C, m, in_, k, s=1, p=0, d=1, es=4):
         nsp = len(in_)
         t = lambda v: v if isinstance(v, tuple) else (v,) * nsp
-        return _depthwise.fwd_path(Case(N, C, m, in_, k, t(s), t(p), t(d)).geom(), es)
+        return default_path(Case(N, C, m, in_, k, t(s), t(p), t(d)).geom(), es)
 
     assert path(1, 768, 1, (7, 7), (7, 7), p=3) == "channels_last"    # ConvNeXt stage 4
     assert path(1, 384, 1, (14, 14), (7, 7), p=3) == "channels_last"  # ConvNeXt stage 3
@@ -509,12 +524,13 @@ def test_fwd_path_choice():
     assert path(2, 64, 1, (32, 32, 32), (3, 3, 3), p=2, d=2) == "rows"   # volume too large
     assert path(2, 8, 1, (8, 8, 8), (3, 3, 3), p=2, d=2) == "rows"       # few channels
     assert path(2, 64, 2, (8, 8, 8), (3, 4, 4), p=1) == "rows"           # multiplier 2
-    with pytest.raises(ValueError):
-        _depthwise.fwd_path((1, 2, 4, 4, (1, 3, 3), (1, 3, 3), (1, 1, 1), (1, 1, 1), (1, 0, 0),
-                             (1, 1, 1)), 4)
+    bad = (1, 2, 4, 4, (1, 3, 3), (1, 3, 3), (1, 1, 1), (1, 1, 1), (1, 0, 0), (1, 1, 1))
     ok_geom = Case(1, 2, 1, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1)).geom()
-    with pytest.raises(ValueError, match="elsize must be 4 or 8"):
-        _depthwise.fwd_path(ok_geom, 2)
+    for p in _depthwise.PATHS:
+        assert not _depthwise.fwd_applies(p, bad, 4) and not _depthwise.fwd_wanted(p, bad, 4)
+        assert not _depthwise.fwd_applies(p, ok_geom, 2)   # elements of 4 or 8 bytes only
+    with pytest.raises(ValueError, match="unknown forward path"):
+        _depthwise.fwd_applies("diagonal", ok_geom, 4)
 
 
 def _adj2_cases():
@@ -622,7 +638,7 @@ def test_zero_sizes():
     g = Case(0, 3, 2, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1)).geom()
     e = np.empty(0, np.float32)
     w = np.ones(6 * 9, np.float32)
-    _depthwise.fwd(g, e, w, None, e, 2)
+    _depthwise.fwd("rows", g, e, w, None, e, 2)
     _depthwise.adj(g, e, w, None, e, 2)
     gw = np.full(6 * 9, np.nan, np.float32)
     _depthwise.wgrad(g, e, e, gw, 2)
@@ -636,14 +652,14 @@ def test_bad_arguments():
     w = np.zeros(6 * 9, np.float32)
     y = np.zeros(6 * 25, np.float32)
     with pytest.raises(ValueError, match="x: expected"):
-        _depthwise.fwd(g, x[:-1], w, None, y, 1)
+        _depthwise.fwd("rows", g, x[:-1], w, None, y, 1)
     with pytest.raises(ValueError, match="b: expected"):
-        _depthwise.fwd(g, x, w, np.zeros(3, np.float32), y, 1)
+        _depthwise.fwd("plane", g, x, w, np.zeros(3, np.float32), y, 1)
     with pytest.raises(ValueError, match="gw: expected"):
         _depthwise.wgrad(g, x, y, w[:-2], 1)
     bad = (1, 2, 3, 6) + g[4:]  # groups != c_in
     with pytest.raises(ValueError, match="cannot run"):
-        _depthwise.fwd(bad, x, w, None, y, 1)
+        _depthwise.fwd("rows", bad, x, w, None, y, 1)
     assert not _depthwise.geom_ok(bad)
     assert not _depthwise.geom_ok((1, 3, 3, 4) + g[4:])  # c_out not a multiple
     neg = g[:8] + ((0, -1, 1),) + g[9:]
@@ -736,7 +752,7 @@ def test_backend_public_api(dtype, isa_guard):
         in_t = yt.shape[2:]
         ref_t = ref_adj_c(x, wt, None, (2, 2), (1, 1), in_t, (1, 1), C)
         assert relerr(yt, ref_t) <= tol
-    assert cconv.select_backend(x, w, b, groups=C) == Backend.DEPTHWISE
+    assert cconv.select_backend(x, w, b, groups=C) == Backend.DEPTHWISE_PLANE
 
 
 def test_read_only_inputs():

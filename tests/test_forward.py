@@ -29,6 +29,7 @@ import pytest
 import cconv
 from cconv import Backend, _kernels
 from cconv._params import make_params
+from methods import fwd_method
 from reference import (
     nonfinite_mismatch,
     rel_err,
@@ -818,20 +819,22 @@ def test_select_backend_defaults():
     assert cconv.select_backend(np.zeros((0, 2, 5, 5), np.float32), w) in set(Backend)
 
 
+DEPTHWISE_METHODS = (Backend.DEPTHWISE, Backend.DEPTHWISE_PLANE, Backend.DEPTHWISE_CHANNEL_BLOCKS)
+
+
 @pytest.mark.parametrize("nsp,m,expect", [
-    (2, 1, Backend.DEPTHWISE), (2, 16, Backend.DEPTHWISE), (2, 24, Backend.GEMM),
-    (2, 32, Backend.GEMM), (1, 8, Backend.DEPTHWISE), (3, 1, Backend.DEPTHWISE),
-    (3, 2, Backend.GEMM),
+    (2, 1, True), (2, 16, True), (2, 24, False), (2, 32, False), (1, 8, True), (3, 1, True),
+    (3, 2, False),
 ])
 def test_depthwise_multiplier_dispatch(nsp, m, expect):
     """Automatic dispatch leaves large channel multipliers (and 3-D ones
-    above 1) to the grouped GEMM, where it measured faster
-    (backends/depthwise.auto_ok); DEPTHWISE can still be forced, and
+    above 1) to the grouped GEMM methods, where they measured faster
+    (backends/_depthwise_common.auto_ok); DEPTHWISE can still be forced, and
     both agree."""
     rng = np.random.default_rng(m + 10 * nsp)
     x = randn(rng, (1, 4) + (6,) * nsp, np.float64)
     w = randn(rng, (4 * m, 1) + (3,) * nsp, np.float64)
-    assert cconv.select_backend(x, w, groups=4, padding=1) == expect
+    assert (cconv.select_backend(x, w, groups=4, padding=1) in DEPTHWISE_METHODS) == expect
     f = getattr(cconv, f"conv{nsp}d")
     y = f(x, w, groups=4, padding=1)
     yd = f(x, w, groups=4, padding=1, backend="depthwise")
@@ -846,8 +849,8 @@ def _small(dtype=np.float32, nsp=2, c=4, groups=1, m=1, k=3, batch=2):
 
 
 # (backend, what the problem is, words one of which its reason must contain).
-# Only problems the backend cannot run by its definition: however much more
-# a backend comes to run, it must still reject these.
+# Only problems the backend cannot run by its definition: a more capable
+# implementation than the documented minimum must still reject these.
 INAPPLICABLE = [
     ("DEPTHWISE", "groups1", ("depthwise", "groups", "c_in", "channels")),
     ("WINOGRAD_DEPTHWISE_3X3", "groups1", ("depthwise", "groups", "c_in", "channels")),
@@ -1020,7 +1023,7 @@ def test_against_torch(seed):
 @pytest.mark.parametrize("nthreads", [2, 3])
 @pytest.mark.parametrize("shape,wshape,stride,pad,groups", [
     # (small images, more than 32 output channels, reductions of >= 1024:
-    # the im2col method, cc_conv_fwd_method)
+    # the im2col method by default)
     ((1, 40, 4, 4, 4), (64, 40, 3, 3, 3), 1, 1, 1),    # one 4x4x4 volume
     ((1, 120, 7, 7), (96, 120, 3, 3), 1, 1, 1),        # a late-ResNet image
     ((1, 240, 9, 5), (80, 120, 3, 3), (2, 1), (1, 0), 2),  # grouped: chunks per group
@@ -1041,7 +1044,7 @@ def test_small_images_split_by_output_channels(shape, wshape, stride, pad, group
         f = getattr(cconv, f"conv{len(shape) - 2}d")
         y = f(x, w, b, stride=stride, padding=pad, groups=groups, backend="gemm")
         p = make_params(x.shape, w.shape, b.shape, stride, pad, 1, False, 0, groups, "t", dt)
-        assert _kernels.fwd_method(p.geom(), nthreads, x.itemsize) == "im2col"
+        assert fwd_method(p, nthreads, x.itemsize) == "im2col"
         ref = ref_conv(x, w, b, stride, pad, None, 1, groups)
         assert rel_err(y, ref) <= (1e-5 if dt == np.float32 else 1e-12)
 
@@ -1074,7 +1077,7 @@ def test_small_planes_padded_plane_im2col(seed, restore_threads):
         cconv.set_num_threads(nt)
         prm = make_params((n, cin) + size, (cout, cin // g) + k, None, s, p, d, False, 0, g,
                           "t", dt)
-        if _kernels.fwd_method(prm.geom(), nt, np.dtype(dt).itemsize) != "im2col":
+        if fwd_method(prm, nt, np.dtype(dt).itemsize) != "im2col":
             continue
         hit += 1
         x = rng.standard_normal((n, cin) + size).astype(dt)

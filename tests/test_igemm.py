@@ -27,6 +27,7 @@ from cconv import _depthwise, _kernels
 from cconv._params import make_params
 
 from isa_switch import forced_isa
+from methods import fwd_method, wgrad_method
 from reference import ref_conv, ref_conv_grad_weight
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -263,12 +264,12 @@ def test_igemm_shapes(name, shape):
 
 
 def test_igemm_is_the_forward_of_kxk_and_strided_convs():
-    g3 = make_params((2, 16, 20, 20), (8, 16, 3, 3), None, 1, 1, 1, False, 0, 1, "t").geom()
-    g1 = make_params((2, 16, 20, 20), (8, 16, 1, 1), None, 1, 0, 1, False, 0, 1, "t").geom()
-    g1s = make_params((2, 16, 20, 20), (8, 16, 1, 1), None, 2, 0, 1, False, 0, 1, "t").geom()
-    assert _kernels.fwd_method(g3, 2, 4) == "igemm"
-    assert _kernels.fwd_method(g1, 2, 4) == "gemm"
-    assert _kernels.fwd_method(g1s, 2, 8) == "igemm"
+    g3 = make_params((2, 16, 20, 20), (8, 16, 3, 3), None, 1, 1, 1, False, 0, 1, "t")
+    g1 = make_params((2, 16, 20, 20), (8, 16, 1, 1), None, 1, 0, 1, False, 0, 1, "t")
+    g1s = make_params((2, 16, 20, 20), (8, 16, 1, 1), None, 2, 0, 1, False, 0, 1, "t")
+    assert fwd_method(g3, 2, 4) == "igemm"
+    assert fwd_method(g1, 2, 4) == "gemm"
+    assert fwd_method(g1s, 2, 8) == "igemm"
 
 
 def test_patches_take_im2col():
@@ -277,7 +278,7 @@ def test_patches_take_im2col():
     or dilation keeps them off that rule; the results match the reference
     (1-3-D, groups, float32/64, 1-3 threads)."""
     def method(xs, ws, s, p=0, d=1, groups=1, es=4):
-        return _kernels.fwd_method(make_params(xs, ws, None, s, p, d, False, 0, groups, "t").geom(), 2, es)
+        return fwd_method(make_params(xs, ws, None, s, p, d, False, 0, groups, "t"), 2, es)
 
     assert method((8, 3, 224, 224), (96, 3, 4, 4), 4) == "im2col"
     assert method((8, 3, 224, 224), (768, 3, 16, 16), 16, es=8) == "im2col"
@@ -324,8 +325,8 @@ def test_small_deep_images_take_im2col_only_for_few_columns(name):
     threads).  With 16-lane float32 vectors the image's size decides: im2col
     for <= 56 positions with >= 128 output channels (heuristics-2026-12-01.md)."""
     def m(n, c, co, hw, k=3, s=1):
-        g = make_params((n, c, hw, hw), (co, c, k, k), None, s, k // 2, 1, False, 0, 1, "t").geom()
-        return {nt: _kernels.fwd_method(g, nt, 4) for nt in (1, 2)}
+        g = make_params((n, c, hw, hw), (co, c, k, k), None, s, k // 2, 1, False, 0, 1, "t")
+        return {nt: fwd_method(g, nt, 4) for nt in (1, 2)}
 
     with forced_isa(name):
         wide = LANES[name][np.float32] >= 16
@@ -359,30 +360,33 @@ def test_bad_geometry_is_a_value_error():
     bad_groups = (1, 3, 4, 4) + good[4:]            # channels not divisible by groups
     bad_stride = good[:7] + ((1, 0, 1),) + good[8:]  # a zero stride
     for g in (bad_groups, bad_stride):
-        with pytest.raises(ValueError, match="geometry"):
-            _kernels.fwd_method(g, 1, 4)
+        assert not _kernels.applies("fwd", "implicit_gemm", g, 1, 4)
         assert _kernels.igemm_workspace_bytes(g, 1, 4) == -1
         with pytest.raises(ValueError):
             _kernels.conv_fwd_igemm(g, np.zeros(256, np.float32), np.zeros(144, np.float32), None,
                                     np.zeros(256, np.float32), np.empty(1 << 20, np.uint8), 1)
     with pytest.raises(ValueError, match="10 entries"):
-        _kernels.fwd_method(good[:9], 1, 4)
+        _kernels.workspace_bytes("fwd", "implicit_gemm", good[:9], 1, 4)
     for g in (bad_groups, bad_stride):
-        with pytest.raises(ValueError, match="geometry"):
-            _kernels.wgrad_method(g, 1, 4)
+        for m in _kernels.METHODS:
+            assert not _kernels.applies("wgrad", m, g, 1, 4)
+            with pytest.raises(ValueError, match="geometry"):
+                _kernels.workspace_bytes("wgrad", m, g, 1, 4)
         with pytest.raises(ValueError):
-            _kernels.conv_wgrad(g, np.zeros(256, np.float32), np.zeros(256, np.float32),
+            _kernels.conv_wgrad("im2col", g, np.zeros(256, np.float32), np.zeros(256, np.float32),
                                 np.zeros(144, np.float32), np.empty(1 << 20, np.uint8), 1)
     with pytest.raises(ValueError, match="10 entries"):
-        _kernels.wgrad_method(good[:9], 1, 4)
+        _kernels.workspace_bytes("wgrad", "im2col", good[:9], 1, 4)
 
 
 def test_wgrad_short_workspace_is_a_memory_error():
     # rows of 17 outputs: the band kernel on every instruction set (>= 1 vector)
-    g = make_params((2, 8, 17, 17), (8, 2, 3, 3), None, 1, 1, 1, False, 0, 4, "t").geom()
-    assert _kernels.wgrad_method(g, 1, 4) == "igemm"
+    p = make_params((2, 8, 17, 17), (8, 2, 3, 3), None, 1, 1, 1, False, 0, 4, "t")
+    g = p.geom()
+    assert wgrad_method(p, 1, 4) == "igemm"
     with pytest.raises(MemoryError):
-        _kernels.conv_wgrad(g, np.zeros(2 * 8 * 289, np.float32), np.zeros(2 * 8 * 289, np.float32),
+        _kernels.conv_wgrad("implicit_gemm", g, np.zeros(2 * 8 * 289, np.float32),
+                            np.zeros(2 * 8 * 289, np.float32),
                             np.zeros(8 * 2 * 9, np.float32), np.empty(16, np.uint8), 1)
 
 
@@ -445,11 +449,13 @@ def run_wgrad(x, gy, w_shape, stride, padding, dilation, groups, nthreads):
     p = make_params(x.shape, w_shape, None, stride, padding, dilation, False, 0, groups, "test",
                     x.dtype)
     g = p.geom()
-    nb = _kernels.workspace_bytes("wgrad", g, nthreads, x.itemsize)
+    method = wgrad_method(p, nthreads, x.itemsize)
+    cm = {"igemm": "implicit_gemm", "gemm": "gemm_1x1"}.get(method, method)
+    nb = _kernels.workspace_bytes("wgrad", cm, g, nthreads, x.itemsize)
     ws = np.empty(max(nb, 1), np.uint8)
     gw = np.full(w_shape, np.nan, x.dtype)  # every element must be written
-    _kernels.conv_wgrad(g, x.reshape(-1), gy.reshape(-1), gw.reshape(-1), ws, nthreads)
-    return gw, _kernels.wgrad_method(g, nthreads, x.itemsize)
+    _kernels.conv_wgrad(cm, g, x.reshape(-1), gy.reshape(-1), gw.reshape(-1), ws, nthreads)
+    return gw, method
 
 
 @pytest.mark.parametrize("name", ISAS)
@@ -483,7 +489,7 @@ def test_wgrad_igemm_random(name, dtype, nsp):
             # im2col (checked the same way)
             one = all(v == 1 for v in k) and all(v == 1 for v in s) and all(v == 0 for v in pad)
             want = ("igemm" if out[-1] >= min(LANES[name][dtype], 12) and not (groups == 1 and one)
-                    else "im2col")
+                    else "gemm" if one else "im2col")
             for nt in (1, 2):
                 gw, method = run_wgrad(x, gy, w_shape, s, pad, d, groups, nt)
                 assert method == want, (x.shape, w_shape, groups, method)
@@ -496,7 +502,7 @@ def test_wgrad_igemm_random(name, dtype, nsp):
 
 def test_wgrad_method():
     def m(xs, ws, groups):
-        return _kernels.wgrad_method(make_params(xs, ws, None, 1, 1, 1, False, 0, groups, "t").geom(), 2, 4)
+        return wgrad_method(make_params(xs, ws, None, 1, 1, 1, False, 0, groups, "t"), 2, 4)
     lanes = LANES[_kernels.isa()][np.float32]
     # (rows of 17 outputs and more: at least one vector on every instruction set)
     assert m((8, 512, 17, 17), (512, 16, 3, 3), 32) == "igemm"     # ResNeXt: 16 per group

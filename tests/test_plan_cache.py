@@ -1,14 +1,16 @@
-"""The per-call caches of the Python entry (cconv/_functional._plans, the
-backend choice in cconv/_dispatch.select): a cached call must behave exactly
+"""The per-call caches of the Python entry (cconv/_args._plans, the
+method choice in cconv/_dispatch.select): a cached call must behave exactly
 as an uncached one, for every spelling of an argument, and errors are never
 cached."""
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
 
 import cconv
-from cconv import _autotune, _dispatch, _functional
+from cconv import _args, _autotune, _dispatch
 
 from reference import ref_conv
 
@@ -18,10 +20,10 @@ def fresh_caches():
     # benchmark-mode winners from earlier tests would take the plan's
     # short path away (tuned choices win over the cached select())
     _autotune.clear()
-    _functional._plans.clear()
+    _args._plans.clear()
     _dispatch._choice.clear()
     yield
-    _functional._plans.clear()
+    _args._plans.clear()
     _dispatch._choice.clear()
 
 
@@ -54,7 +56,7 @@ def test_errors_are_not_cached():
     for _ in range(3):
         with pytest.raises(ValueError, match="channels"):
             cconv.conv2d(x, w[:, :3])
-    assert not _functional._plans
+    assert not _args._plans
 
 
 def test_dtype_shape_bias_and_backend_are_part_of_the_key():
@@ -90,9 +92,9 @@ def test_mixed_types_still_rejected_after_caching():
 
 def test_cache_is_bounded():
     x, w = arrays(shape=(1, 4, 9, 8))
-    for n in range(_functional._PLANS_MAX + 10):
+    for n in range(_args._PLANS_MAX + 10):
         cconv.conv1d(np.zeros((1, 1, 3 + n)), np.ones((1, 1, 3)))
-    assert len(_functional._plans) <= _functional._PLANS_MAX
+    assert len(_args._plans) <= _args._PLANS_MAX
 
 
 # ---- the backward's plan cache (cconv/_backward._plans) ----------------------
@@ -145,17 +147,19 @@ def test_backward_bad_arguments_raise_after_a_good_call_is_cached(bad, err, msg)
 
 
 def test_cached_params_stay_picklable():
-    """The plan keeps its hash and the chosen backend in the ConvParams
-    instance: both must survive pickling and copying (no module objects)."""
+    """The Plan keeps the chosen method; its ConvParams stays a plain value
+    that survives pickling and copying (derived values recomputed)."""
     import copy
     import pickle
 
     x, w = arrays(np.float32)
     cconv.conv2d(x, w, padding=1)
     cconv.conv2d(x, w, padding=1)
-    (p, _unbatched), = _functional._plans.values()
-    assert "_np_forward" in p.__dict__ and "_hash" in p.__dict__
+    plan, = _args._plans.values()
+    assert plan.method is not None and not plan.unbatched
+    p = plan.p
     q = pickle.loads(pickle.dumps(p))
-    assert not any(k.startswith("_") for k in q.__dict__)  # caches are per process
-    assert q == p and hash(q) == hash(p)
+    assert q == p and hash(q) == hash(p) and q.geom() == p.geom()
     assert copy.deepcopy(p) == p
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.batch = 3

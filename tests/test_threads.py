@@ -215,3 +215,212 @@ def test_kernels_release_the_gil():
     assert single > 0.02, f"the kernel took {single * 1e3:.1f} ms: too short to tell"
     assert gap < 0.5 * single, "the other thread stalled for most of the kernel: " + ", ".join(
         f"{g * 1e3:.1f} of {t * 1e3:.1f} ms" for g, t in results)
+
+
+# --------------------------------------------------------------------------
+# the caches under concurrent configuration changes
+# --------------------------------------------------------------------------
+def _bit_cases():
+    """Problems on a forced backend (benchmark mode leaves them alone), so
+    their results are the same bits whatever the configuration."""
+    rng = np.random.default_rng(11)
+    f32 = np.float32
+    c = []
+    x = rng.standard_normal((2, 16, 24, 24)).astype(f32)
+    c.append(("conv2d", x, rng.standard_normal((32, 16, 3, 3)).astype(f32), None, dict(padding=1),
+              Backend.GEMM))
+    c.append(("conv2d", x, rng.standard_normal((8, 16, 1, 1)).astype(f32),
+              rng.standard_normal(8).astype(f32), {}, Backend.GEMM_1X1))
+    x = rng.standard_normal((1, 12, 30))
+    c.append(("conv_transpose1d", x, rng.standard_normal((12, 6, 4)), None, dict(stride=2, groups=3),
+              Backend.GEMM_TRANSPOSE))
+    x = rng.standard_normal((2, 8, 20, 20)).astype(f32)
+    c.append(("conv2d", x, rng.standard_normal((8, 1, 3, 3)).astype(f32), None, dict(padding=1, groups=8),
+              Backend.DEPTHWISE))
+    x = rng.standard_normal((1, 4, 6, 7, 8))
+    c.append(("conv3d", x, rng.standard_normal((6, 4, 2, 2, 2)), None, dict(stride=(1, 2, 1)), Backend.GEMM))
+    return c
+
+
+def _bit_grads(case, gy):
+    fn, x, w, b, kw, be = case
+    return cconv.convolution_backward(
+        gy, x, w, None, kw.get("stride", 1), kw.get("padding", 0), 1, fn.startswith("conv_t"),
+        0, kw.get("groups", 1), [True, True, True], backend=be)
+
+
+def test_eight_threads_with_config_changes_match_serial_calls(restore_threads):
+    # seven threads call convolutions and gradients while some also call
+    # empty_cache, set_num_threads and set_benchmark: the results are the
+    # serial ones, bit for bit (results do not depend on the thread count);
+    # the eighth calls the default choice under benchmark mode meanwhile
+    # (which fills and reads the measured winners), right to a tolerance
+    cases = _bit_cases()
+    fwd = [_call(c) for c in cases]
+    bwd = [_bit_grads(c, y) for c, y in zip(cases, fwd)]
+    errors = []
+    start = threading.Barrier(8)
+
+    def worker(seed):
+        r = random.Random(seed)
+        start.wait()
+        for _ in range(30):
+            i = r.randrange(len(cases))
+            if seed == 7:  # benchmark mode's winners, from several problems
+                fn, x, w, b, kw, _ = cases[i]
+                with cconv.benchmark():
+                    y = getattr(cconv, fn)(x, w, b, **kw)
+                tol = 1e-4 if x.dtype == np.float32 else 1e-10
+                if not np.allclose(y, fwd[i], rtol=tol, atol=tol * np.abs(fwd[i]).max()):
+                    errors.append(("benchmark", i))
+                continue
+            if not np.array_equal(_call(cases[i]), fwd[i]):
+                errors.append(("forward", seed, i))
+            if r.random() < 0.3:
+                got = _bit_grads(cases[i], fwd[i])
+                if not all(np.array_equal(a, e) for a, e in zip(got, bwd[i])):
+                    errors.append(("backward", seed, i))
+            u = r.random()
+            if seed == 1 and u < 0.3:
+                cconv.empty_cache()
+            elif seed == 2 and u < 0.3:
+                cconv.set_num_threads(r.choice([1, 2, 3]))
+            elif seed == 3 and u < 0.3:
+                cconv.set_benchmark(r.random() < 0.5)
+
+    try:
+        errors += [("raised", e) for e in _in_threads(worker, 8)]
+    finally:
+        cconv.set_benchmark(False)
+    assert errors == []
+
+
+def test_empty_cache_in_one_thread_does_not_grow_another_threads_scratch():
+    # after empty_cache elsewhere, a thread's next call allocates what it
+    # needs again; it grew 1.5x from the released buffer each time, until
+    # MemoryError (x=(1,64,56,56), w=(64,64,3,3), stride 2, GEMM)
+    from cconv import _config
+
+    x = np.ones((1, 64, 56, 56), np.float32)
+    w = np.ones((64, 64, 3, 3), np.float32)
+    sizes = []
+    go, done = threading.Event(), threading.Event()
+
+    def other():
+        for _ in range(60):
+            go.wait()
+            go.clear()
+            cconv.conv2d(x, w, stride=2, backend="gemm")
+            buf = getattr(_config._tls, "buf", None)
+            sizes.append(0 if buf is None else buf.nbytes)
+            done.set()
+
+    th = threading.Thread(target=other)
+    th.start()
+    try:
+        for _ in range(60):
+            cconv.empty_cache()
+            done.clear()
+            go.set()
+            assert done.wait(60)
+    finally:
+        th.join()
+    assert len(sizes) == 60
+    assert max(sizes) == min(sizes), sizes[:5]
+
+
+def test_benchmark_cache_is_bounded_and_least_recently_used(monkeypatch):
+    from cconv import _autotune, _dispatch
+
+    monkeypatch.setattr(_dispatch, "TUNED_MAX", 4)
+    _autotune.clear()
+    w = np.ones((2, 2, 1, 3), np.float32)
+    with cconv.benchmark():
+        for n in range(1, 7):
+            cconv.conv2d(np.ones((1, 2, 1, n + 2), np.float32), w)
+            if n == 4:  # the first problem used again: it stays, the second goes
+                cconv.conv2d(np.ones((1, 2, 1, 3), np.float32), w)
+    assert len(_dispatch._tuned) == 4
+    widths = sorted(k[0].p.in_size[-1] for k in _dispatch._tuned)
+    assert widths == [3, 6, 7, 8], widths
+    _autotune.clear()
+
+
+# every public entry point, at an absurd thread count: clamped, no crash
+_ENTRY_POINTS = {
+    "conv1d": lambda: cconv.conv1d(np.ones((2, 8, 300), np.float32), np.ones((16, 8, 3), np.float32)),
+    "conv2d": lambda: cconv.conv2d(np.ones((2, 16, 40, 40), np.float32), np.ones((16, 16, 3, 3), np.float32),
+                                   padding=1),
+    "conv2d_1x1": lambda: cconv.conv2d(np.ones((4, 64, 20, 20)), np.ones((32, 64, 1, 1))),
+    "depthwise": lambda: cconv.conv2d(np.ones((2, 32, 40, 40), np.float32), np.ones((32, 1, 3, 3), np.float32),
+                                      padding=1, groups=32),
+    "winograd_dw": lambda: cconv.conv2d(np.ones((2, 32, 40, 40), np.float32),
+                                        np.ones((32, 1, 3, 3), np.float32), padding=1, groups=32,
+                                        backend="winograd_depthwise_3x3"),
+    "conv3d": lambda: cconv.conv3d(np.ones((1, 8, 12, 12, 12)), np.ones((8, 8, 3, 3, 3))),
+    "channels_last": lambda: cconv.conv2d(np.ones((2, 30, 30, 16), np.float32).transpose(0, 3, 1, 2),
+                                          np.ones((16, 16, 3, 3), np.float32)),
+    "conv_transpose2d": lambda: cconv.conv_transpose2d(np.ones((2, 16, 20, 20), np.float32),
+                                                       np.ones((16, 8, 4, 4), np.float32), stride=2),
+    "convolution": lambda: cconv.convolution(np.ones((2, 8, 30)), np.ones((8, 4, 3)), None, 1, 0, 1, True, 0, 2),
+    "backward": lambda: cconv.convolution_backward(
+        np.ones((2, 16, 38, 38), np.float32), np.ones((2, 8, 40, 40), np.float32),
+        np.ones((16, 8, 3, 3), np.float32), [16], 1, 0, 1, False, 0, 1, [True, True, True]),
+    "grad_bias": lambda: cconv.convolution_backward(
+        np.ones((2, 64, 38, 38), np.float32), np.ones((2, 8, 40, 40), np.float32),
+        np.ones((64, 8, 3, 3), np.float32), [64], 1, 0, 1, False, 0, 1, [False, False, True]),
+    "grad_bias_f64": lambda: cconv.convolution_backward(
+        np.ones((2, 64, 38, 38)), np.ones((2, 8, 40, 40)), np.ones((64, 8, 3, 3)), [64], 1, 0, 1, False, 0, 1,
+        [False, False, True]),
+    "depthwise_backward": lambda: cconv.convolution_backward(
+        np.ones((2, 32, 40, 40), np.float32), np.ones((2, 32, 40, 40), np.float32),
+        np.ones((32, 1, 3, 3), np.float32), None, 1, 1, 1, False, 0, 32, [True, True, False]),
+    "double_backward": lambda: cconv.convolution_double_backward(
+        np.ones((2, 8, 20, 20)), np.ones((8, 8, 3, 3)), np.ones(8), np.ones((2, 8, 18, 18)),
+        np.ones((8, 8, 3, 3)), np.ones((2, 8, 20, 20)), 1, 0, 1, False, 0, 1, [True, True, True]),
+    "grad_helpers": lambda: (cconv.grad.conv2d_input((2, 8, 20, 20), np.ones((8, 8, 3, 3)),
+                                                     np.ones((2, 8, 18, 18))),
+                             cconv.grad.conv2d_weight(np.ones((2, 8, 20, 20)), (8, 8, 3, 3),
+                                                      np.ones((2, 8, 18, 18)))),
+    "complex": lambda: cconv.conv1d(np.ones((2, 4, 50), np.complex64), np.ones((4, 4, 3), np.complex64)),
+    "float16": lambda: cconv.conv2d(np.ones((2, 4, 20, 20), np.float16), np.ones((4, 4, 3, 3), np.float16)),
+}
+
+
+@pytest.mark.parametrize("count", [10**5, 2**31 - 1])
+def test_absurd_thread_counts_are_clamped_in_every_entry_point(count, restore_threads):
+    # CCONV_GRAIN_SCALE=0 would thread even these small calls; at the
+    # measured grains some run on one thread anyway: the clamp is in
+    # cc_threads_for, which every driver asks
+    from cconv import _config, _kernels
+
+    ref = {name: f() for name, f in _ENTRY_POINTS.items()}
+    cconv.set_num_threads(count)
+    assert cconv.get_num_threads() == _kernels.thread_cap() == _config._CAP
+    for name, f in _ENTRY_POINTS.items():
+        got = f()
+        got = got if isinstance(got, tuple) else (got,)
+        want = ref[name] if isinstance(ref[name], tuple) else (ref[name],)
+        for a, b in zip(got, want):
+            assert (a is None and b is None) or np.array_equal(a, b), name
+
+
+def test_absurd_thread_counts_in_a_process_that_splits_everything(tmp_path):
+    # the same with every call split and threaded (grain scale 0), in a child
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.path.insert(0, %r)\n" % os.path.dirname(os.path.abspath(__file__)) +
+            "import cconv, numpy as np, test_threads as t\n"
+            "ref = {n: f() for n, f in t._ENTRY_POINTS.items()}\n"
+            "cconv.set_num_threads(10**5)\n"
+            "for n, f in t._ENTRY_POINTS.items():\n"
+            "    g = f(); g = g if isinstance(g, tuple) else (g,)\n"
+            "    r = ref[n] if isinstance(ref[n], tuple) else (ref[n],)\n"
+            "    assert all(np.array_equal(a, b) for a, b in zip(g, r)), n\n"
+            "print('ok', cconv.get_num_threads())\n")
+    env = dict(os.environ, CCONV_GRAIN_SCALE="0")
+    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr

@@ -1,5 +1,5 @@
 """The depthwise 3x3 Winograd F(2x2,3x3) kernels (src/winograd,
-cconv._winograd, cconv.backends.winograd: Backend.WINOGRAD_DEPTHWISE_3X3).
+cconv._winograd, cconv.backends.winograd_depthwise: Backend.WINOGRAD_DEPTHWISE_3X3).
 
 Every instruction set this CPU can run is forced in turn and checked against
 a float64 NumPy depthwise reference written here and against the scalar
@@ -36,9 +36,9 @@ from reference import nonfinite_mismatch
 
 import cconv
 from cconv import _winograd
-from cconv._dispatch import Backend, select
+from cconv._dispatch import Backend, Problem, select
 from cconv._params import make_params
-from cconv.backends import winograd as wbackend
+from cconv.backends import winograd_depthwise as wbackend
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CDIR = ROOT / "tests" / "c"
@@ -449,12 +449,14 @@ def test_inference_only():
     x = np.ones((1, 4, 8, 8), np.float32)
     w = np.ones((4, 1, 3, 3), np.float32)
     p = make_params(x.shape, w.shape, None, 1, 1, 1, False, 0, 4, "conv2d", np.float32)
-    assert wbackend.supports(p, np, False) is None
-    reason = wbackend.supports(p, np, True)
+    assert wbackend.supports(Problem(p, np)) is None
+    reason = wbackend.supports(Problem(p, np, need_backward=True))
     assert reason and "inference only" in reason
+    for op in ("grad_input", "grad_weight"):
+        assert "inference only" in wbackend.supports(Problem(p, np, op))
     with pytest.raises(ValueError, match="inference only"):
-        select(p, np, BE, need_backward=True)
-    assert wbackend.supports(p, object(), False) is not None
+        select(Problem(p, np, need_backward=True), BE)
+    assert wbackend.supports(Problem(p, object())) is not None
     with pytest.raises(NotImplementedError, match="inference only"):
         wbackend.grad_input(p, None, None, None)
     with pytest.raises(NotImplementedError, match="inference only"):

@@ -1,5 +1,5 @@
 """Winograd F(2x2, 3x3) for 3x3 stride-1 layers (src/winograd/wino_conv.c,
-``_kernels.conv_fwd_wino``), the forward method ``cc_conv_fwd_method`` picks
+``_kernels.conv_fwd_wino``), the forward method the dispatcher picks
 for 3x3 stride-1 layers (dilation 1-4; 2-D, and 3-D with 3x3 stride-1
 planes and any depth taps) of enough channels on large enough images.
 
@@ -23,6 +23,7 @@ import cconv
 from cconv import _depthwise, _kernels
 from cconv._params import make_params
 
+from methods import fwd_method
 from isa_switch import forced_isa
 from reference import nonfinite_mismatch, ref_conv, ref_conv_grad_input, ref_conv_grad_weight
 
@@ -188,7 +189,7 @@ def test_wino_short_workspace_is_a_memory_error():
 
 def _method(xs, ws, padding, groups, dtype=np.float32, nt=2, dil=1):
     p = make_params(xs, ws, None, 1, padding, dil, False, 0, groups, "t", dtype)
-    return _kernels.fwd_method(p.geom(), nt, np.dtype(dtype).itemsize)
+    return fwd_method(p, nt, np.dtype(dtype).itemsize)
 
 
 # the rule for vectors of at most 8 floats (AVX2, NEON; float64 always),
@@ -233,13 +234,13 @@ def _check_narrow_rule():
     assert _method((1, 32, 14, 14), (32, 32, 3, 3), 1, 1, np.float32) != "winograd"
     assert _method((1, 32, 12, 12), (32, 32, 3, 3), 1, 1, np.float64) != "winograd"  # 36
     p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 2, 1, 1, False, 0, 1, "t", np.float32)
-    assert _kernels.fwd_method(p.geom(), 2, 4) != "winograd"                  # stride 2
+    assert fwd_method(p, 2, 4) != "winograd"                  # stride 2
     p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 1, 2, 2, False, 0, 1, "t", np.float32)
-    assert _kernels.fwd_method(p.geom(), 2, 4) == "winograd"                  # dilation 2
+    assert fwd_method(p, 2, 4) == "winograd"                  # dilation 2
     p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 1, 4, (4, 1), False, 0, 1, "t", np.float32)
-    assert _kernels.fwd_method(p.geom(), 2, 4) == "winograd"                  # dilation 4
+    assert fwd_method(p, 2, 4) == "winograd"                  # dilation 4
     p = make_params((1, 64, 56, 56), (64, 64, 3, 3), None, 1, 5, 5, False, 0, 1, "t", np.float32)
-    assert _kernels.fwd_method(p.geom(), 2, 4) != "winograd"                  # dilation 5
+    assert fwd_method(p, 2, 4) != "winograd"                  # dilation 5
     # 3-D: every output depth an image of the batch; one depth tap: the
     # 2-D rule
     assert _method((1, 64, 3, 14, 14), (64, 64, 1, 3, 3), (0, 1, 1), 1) == "winograd"  # 49 x 3
@@ -376,7 +377,7 @@ def test_public_api_on_winograd_layers_3d(dtype):
     with forced_isa(NARROW):
         for xs, ws, pad, stride, dil, groups in LAYERS_3D:
             p = make_params(xs, ws, None, stride, pad, dil, False, 0, groups, "t", dtype)
-            assert _kernels.fwd_method(p.geom(), 2, np.dtype(dtype).itemsize) == "winograd"
+            assert fwd_method(p, 2, np.dtype(dtype).itemsize) == "winograd"
             x = rng.standard_normal(xs).astype(dtype)
             w = rng.standard_normal(ws).astype(dtype)
             b = rng.standard_normal(ws[0]).astype(dtype)

@@ -63,12 +63,12 @@ def _bad_variants(a):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_depthwise_wrappers_check_every_array(dtype):
     x, w, b, y, g = _problem(dtype, (2, 3, 6, 5), (3, 1, 3, 3), 3, seed=0)
-    _depthwise.fwd(g, x.reshape(-1), w.reshape(-1), b, y.reshape(-1), 1)
+    _depthwise.fwd("rows", g, x.reshape(-1), w.reshape(-1), b, y.reshape(-1), 1)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(y, _ref(x, w, b, 3, 1), rtol=tol, atol=tol)
     # any C-contiguous shape of the right size is read as the flat array
     y2 = np.empty_like(y)
-    _depthwise.fwd(g, x, w, b, y2, 1)
+    _depthwise.fwd("rows", g, x, w, b, y2, 1)
     assert np.array_equal(y, y2)
 
     args = {"x": x.reshape(-1), "w": w.reshape(-1), "b": b, "y": y.reshape(-1)}
@@ -78,19 +78,19 @@ def test_depthwise_wrappers_check_every_array(dtype):
                 msg = "float32 or float64" if label == "dtype" else msg  # x sets the dtype
             a = dict(args, **{name: bad})
             with pytest.raises(err, match=msg):
-                _depthwise.fwd(g, a["x"], a["w"], a["b"], a["y"], 1)
+                _depthwise.fwd("rows", g, a["x"], a["w"], a["b"], a["y"], 1)
     # mixed dtypes name the argument that differs from x
     other = np.float64 if dtype == np.float32 else np.float32
     with pytest.raises(TypeError, match="w: expected"):
-        _depthwise.fwd(g, x.reshape(-1), w.reshape(-1).astype(other), b, y.reshape(-1), 1)
+        _depthwise.fwd("rows", g, x.reshape(-1), w.reshape(-1).astype(other), b, y.reshape(-1), 1)
     # a read-only output
     ro = y.reshape(-1).copy()
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="y: the array is read-only"):
-        _depthwise.fwd(g, x.reshape(-1), w.reshape(-1), b, ro, 1)
+        _depthwise.fwd("rows", g, x.reshape(-1), w.reshape(-1), b, ro, 1)
     # a required array missing
     with pytest.raises(ValueError, match="w: an array is required"):
-        _depthwise.fwd(g, x.reshape(-1), None, b, y.reshape(-1), 1)
+        _depthwise.fwd("rows", g, x.reshape(-1), None, b, y.reshape(-1), 1)
     # adj and wgrad check theirs too
     with pytest.raises(ValueError, match="x: expected"):
         _depthwise.adj(g, y.reshape(-1), w.reshape(-1), None, x.reshape(-1)[:-1].copy(), 1)
@@ -103,8 +103,8 @@ def test_depthwise_wrappers_check_every_array(dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_kernels_wrappers_check_every_array(dtype):
     x, w, b, y, g = _problem(dtype, (2, 4, 5, 5), (6, 2, 3, 3), 2, seed=1)
-    ws = workspace(_kernels.workspace_bytes("fwd", g, 1, np.dtype(dtype).itemsize))
-    _kernels.conv_fwd(g, x.reshape(-1), w.reshape(-1), b, y.reshape(-1), ws, 1)
+    ws = workspace(_kernels.workspace_bytes("fwd", "im2col", g, 1, np.dtype(dtype).itemsize))
+    _kernels.conv_fwd("im2col", g, x.reshape(-1), w.reshape(-1), b, y.reshape(-1), ws, 1)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     np.testing.assert_allclose(y, _ref(x, w, b, 2, 1), rtol=tol, atol=tol)
 
@@ -115,19 +115,19 @@ def test_kernels_wrappers_check_every_array(dtype):
                 msg = "float32 or float64"
             a = dict(args, **{name: bad})
             with pytest.raises(err, match=msg):
-                _kernels.conv_fwd(g, a["x"], a["w"], a["b"], a["y"], ws, 1)
+                _kernels.conv_fwd("im2col", g, a["x"], a["w"], a["b"], a["y"], ws, 1)
     with pytest.raises(TypeError, match="ws: expected"):
-        _kernels.conv_fwd(g, x.reshape(-1), w.reshape(-1), b, y.reshape(-1), np.zeros(8), 1)
+        _kernels.conv_fwd("im2col", g, x.reshape(-1), w.reshape(-1), b, y.reshape(-1), np.zeros(8), 1)
     # the adjoint reads y-sized and writes x-sized arrays, bias over c_in
     gx = np.empty(x.size, dtype)
-    wsa = workspace(_kernels.workspace_bytes("adj", g, 1, np.dtype(dtype).itemsize))
+    wsa = workspace(_kernels.workspace_bytes("adj", "im2col", g, 1, np.dtype(dtype).itemsize))
     with pytest.raises(ValueError, match="b: expected 4"):
-        _kernels.conv_adj(g, y.reshape(-1), w.reshape(-1), b, gx, wsa, 1)
+        _kernels.conv_adj("im2col", g, y.reshape(-1), w.reshape(-1), b, gx, wsa, 1)
     with pytest.raises(ValueError, match="x: expected"):
-        _kernels.conv_adj(g, y.reshape(-1), w.reshape(-1), None, gx[:-1].copy(), wsa, 1)
-    wsw = workspace(_kernels.workspace_bytes("wgrad", g, 1, np.dtype(dtype).itemsize))
+        _kernels.conv_adj("im2col", g, y.reshape(-1), w.reshape(-1), None, gx[:-1].copy(), wsa, 1)
+    wsw = workspace(_kernels.workspace_bytes("wgrad", "im2col", g, 1, np.dtype(dtype).itemsize))
     with pytest.raises(ValueError, match="gw: expected"):
-        _kernels.conv_wgrad(g, x.reshape(-1), y.reshape(-1), np.zeros(w.size + 1, dtype), wsw, 1)
+        _kernels.conv_wgrad("im2col", g, x.reshape(-1), y.reshape(-1), np.zeros(w.size + 1, dtype), wsw, 1)
     gb = np.empty(6, dtype)
     _kernels.bias_grad(2, 6, 25, y.reshape(-1), gb, 1)
     np.testing.assert_allclose(gb, y.astype(np.float64).sum(axis=(0, 2, 3)), rtol=tol * 10)

@@ -17,7 +17,8 @@ def _empty(p) -> bool:
     return n_out == 0 or n_in == 0
 
 
-def supports(p, xp, need_backward: bool = False) -> str | None:
+def supports(q) -> str | None:
+    p = q.p
     if _empty(p):
         return None
     return (

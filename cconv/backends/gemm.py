@@ -1,28 +1,24 @@
-"""GEMM: im2col + GEMM for every plain (non-transposed) convolution."""
+"""GEMM: im2col + GEMM for every plain (non-transposed) convolution: the
+forward as im2col tiles and GEMMs, grad_input as GEMMs and col2im,
+grad_weight as im2col tiles and GEMMs accumulated over the batch
+(src/gemm/gemm_conv.c, method 'im2col').  The method of last resort: it runs
+every plain problem, so the default choice takes it when nothing more
+specialised is wanted."""
 from __future__ import annotations
 
 from .._dispatch import Backend
-from ._gemm_common import check_cpu, plain_adjoint, plain_forward, plain_wgrad
+from ._gemm_common import IM2COL_OPS, check_cpu, check_real
 
 BACKEND = Backend.GEMM
 
 
-def supports(p, xp, need_backward: bool = False) -> str | None:
-    why = check_cpu(xp)
+def supports(q) -> str | None:
+    why = check_cpu(q, "GEMM") or check_real(q, "GEMM")
     if why:
         return why
-    if p.transposed:
+    if q.p.transposed:
         return "GEMM runs plain convolutions; a transposed one runs on GEMM_TRANSPOSE"
     return None
 
 
-def forward(p, x, w, b, out) -> None:
-    plain_forward(p.geom(), x, w, b, out)
-
-
-def grad_input(p, gy, w, out) -> None:
-    plain_adjoint(p.geom(), gy, w, None, out)
-
-
-def grad_weight(p, x, gy, out) -> None:
-    plain_wgrad(p.geom(), x, gy, out)
+forward, grad_input, grad_weight = IM2COL_OPS

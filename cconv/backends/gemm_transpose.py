@@ -1,30 +1,22 @@
 """GEMM_TRANSPOSE: GEMM + col2im for every transposed convolution (the
-adjoint of the plain convolution with the same weight)."""
+adjoint of the plain convolution with the same weight); its grad_input is
+the plain forward by im2col + GEMM, its grad_weight the plain weight
+gradient with the operands swapped (src/gemm/gemm_conv.c, method 'im2col')."""
 from __future__ import annotations
 
 from .._dispatch import Backend
-from ._gemm_common import check_cpu, plain_adjoint, plain_forward, plain_wgrad
+from ._gemm_common import IM2COL_OPS, check_cpu, check_real
 
 BACKEND = Backend.GEMM_TRANSPOSE
 
 
-def supports(p, xp, need_backward: bool = False) -> str | None:
-    why = check_cpu(xp)
+def supports(q) -> str | None:
+    why = check_cpu(q, "GEMM_TRANSPOSE") or check_real(q, "GEMM_TRANSPOSE")
     if why:
         return why
-    if not p.transposed:
+    if not q.p.transposed:
         return "GEMM_TRANSPOSE runs transposed convolutions; a plain one runs on GEMM"
     return None
 
 
-def forward(p, x, w, b, out) -> None:
-    plain_adjoint(p.geom(), x, w, b, out)
-
-
-def grad_input(p, gy, w, out) -> None:
-    plain_forward(p.geom(), gy, w, None, out)
-
-
-def grad_weight(p, x, gy, out) -> None:
-    # the plain convolution's input is our grad_output, its output our input
-    plain_wgrad(p.geom(), gy, x, out)
+forward, grad_input, grad_weight = IM2COL_OPS

@@ -34,9 +34,10 @@ extern "C" {
 #endif
 #pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
 
-int cc_dw_fwd_f32(const cc_geom *g, const float *x, const float *w,
+/* The forward by path (CC_DW_PATH_*, below), which the caller chose. */
+int cc_dw_fwd_f32(const cc_geom *g, int path, const float *x, const float *w,
                   const float *bias, float *y, int nthreads);
-int cc_dw_fwd_f64(const cc_geom *g, const double *x, const double *w,
+int cc_dw_fwd_f64(const cc_geom *g, int path, const double *x, const double *w,
                   const double *bias, double *y, int nthreads);
 int cc_dw_adj_f32(const cc_geom *g, const float *y, const float *w,
                   const float *bias, float *x, int nthreads);
@@ -62,15 +63,19 @@ int cc_dw_nhwc_ok(const cc_geom *g, int64_t elsize);
 /* 1 when g is a depthwise geometry these kernels run, else 0. */
 int cc_dw_geom_ok(const cc_geom *g);
 
-/* How cc_dw_fwd_<dtype> (elsize 4 or 8 bytes) runs g: the plane kernels
- * (3x3/5x5/7x7, stride 1/2, dilation 1, NCHW rows), the generic row kernel,
- * or channels-last (small 2-D planes, multiplier 1: the input transposed to
- * channels-last blocks, vectors along the channels, transposed back); -1
- * for a geometry the kernels reject. */
+/* The forward's paths: the plane kernels (3x3/5x5/7x7, stride 1/2,
+ * dilation 1 across the planes, NCHW rows), the generic row kernel (every
+ * depthwise geometry), or channels-last blocks (multiplier 1, small planes:
+ * the input transposed to channels-last blocks, vectors along the channels,
+ * transposed back).  cc_dw_fwd_applies: 1 when the path can run g with
+ * elements of elsize (4 or 8) bytes; cc_dw_fwd_wanted: 1 when it applies and
+ * the defaults prefer it (the caller tries channels-last, plane, rows in
+ * that order). */
 #define CC_DW_PATH_PLANE 0
 #define CC_DW_PATH_ROWS 1
 #define CC_DW_PATH_CL 2
-int cc_dw_fwd_path(const cc_geom *g, int64_t elsize);
+int cc_dw_fwd_applies(int path, const cc_geom *g, int64_t elsize);
+int cc_dw_fwd_wanted(int path, const cc_geom *g, int64_t elsize);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

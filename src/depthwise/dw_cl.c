@@ -47,14 +47,11 @@ static int dw_cl_plane_wins(const dw_dims *d, int64_t P)
     }
 }
 
-int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
+int cc_dw_cl_applies(const dw_dims *d, int64_t elsize)
 {
+    if (d->M != 1)
+        return 0;
     const int64_t P = d->OH * d->OW, KK = d->KD * d->KH * d->KW;
-    if (d->M != 1 || d->KH < 2 || d->OH < 2 || d->C < (KK >= 25 ? 16 : 32))
-        return 0;
-    const int want = dw_plane3_spec(d) ? dw_cl_plane_wins(d, P) : P <= (d->KD == 1 ? 2048 : 1024);
-    if (!want)
-        return 0;
     const int64_t CB = DW_CL_CB(elsize == 4 ? DW_VMAX_F32 : DW_VMAX_F64);
     /* the per-thread buffers (input volume, output, weights); in double, so
      * no product of the sizes can overflow */
@@ -62,5 +59,14 @@ int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
                           (double)d->OD * (double)P + (double)KK + 1.0) * (double)CB;
     return elems <= (double)(DW_CL_MAX_BYTES / elsize);
 }
+
+int cc_dw_cl_wanted(const dw_dims *d)
+{
+    const int64_t P = d->OH * d->OW, KK = d->KD * d->KH * d->KW;
+    if (d->KH < 2 || d->OH < 2 || d->C < (KK >= 25 ? 16 : 32))
+        return 0;
+    return dw_plane3_spec(d) ? dw_cl_plane_wins(d, P) : P <= (d->KD == 1 ? 2048 : 1024);
+}
+
 #define CC_TEMPLATE "depthwise/dw_cl.inc"
 #include "core/instances.h"

@@ -1,15 +1,33 @@
 /* Depthwise forward: the OpenMP driver around the row kernels. */
 #include "dw_internal.h"
 
-int cc_dw_fwd_path(const cc_geom *g, int64_t elsize)
+int cc_dw_fwd_applies(int path, const cc_geom *g, int64_t elsize)
 {
     if (!cc_dw_geom_ok(g) || (elsize != 4 && elsize != 8))
-        return -1;
+        return 0;
     dw_dims d;
     dw_dims_get(g, &d);
-    if (cc_dw_cl_wanted(&d, elsize))
-        return CC_DW_PATH_CL;
-    return dw_plane3_spec(&d) ? CC_DW_PATH_PLANE : CC_DW_PATH_ROWS;
+    switch (path) {
+    case CC_DW_PATH_ROWS:
+        return 1;
+    case CC_DW_PATH_PLANE:
+        return dw_plane3_spec(&d);
+    case CC_DW_PATH_CL:
+        return cc_dw_cl_applies(&d, elsize);
+    default:
+        return 0;
+    }
+}
+
+int cc_dw_fwd_wanted(int path, const cc_geom *g, int64_t elsize)
+{
+    if (!cc_dw_fwd_applies(path, g, elsize))
+        return 0;
+    if (path != CC_DW_PATH_CL)
+        return 1;
+    dw_dims d;
+    dw_dims_get(g, &d);
+    return cc_dw_cl_wanted(&d);
 }
 
 #define CC_TEMPLATE "depthwise/dw_fwd.inc"

@@ -59,6 +59,7 @@
 #include "core/compiler.h"
 #include "core/isa.h"
 #include "depthwise.h"
+#include "core/parallel.h"
 
 /* Widest vector (elements) of any instruction set: buffers are sized with it
  * so that switching instruction sets never needs other buffers. */
@@ -242,13 +243,14 @@ static inline void *dw_cache_get(dw_cache *c, int64_t slot, int64_t tag, int *mi
 }
 
 /* Calls whose cost (dw_cost: about 20 units per microsecond on one core)
- * is below this run on one thread: about 50 us of single-thread work.
- * Measured (AMD EPYC, 2 cores, AVX2, 3x3): with warm OpenMP workers 2
- * threads win from ~0.2M multiply-adds on (19 -> 15 us), but a worker that
- * has gone to sleep (libgomp spins 0.2-1 ms after a region) costs a futex
- * wake-up, tens of microseconds on an idle VM and milliseconds on a busy
- * one; below this cost the gain cannot pay for it. */
-#define DW_MIN_PARALLEL_COST 1.0e6
+ * is below this run on one thread, and no thread gets less (parallel.h:
+ * CC_GRAIN_DW).  Measured (AMD EPYC, 2 cores, AVX2, 3x3): with warm OpenMP
+ * workers 2 threads win from ~0.2M multiply-adds on (19 -> 15 us), but a
+ * worker that has gone to sleep (libgomp spins 0.2-1 ms after a region)
+ * costs a futex wake-up, tens of microseconds on an idle VM, and one the OS
+ * has not scheduled milliseconds on a busy one; below this cost the gain
+ * cannot pay for it. */
+#define DW_MIN_PARALLEL_COST CC_GRAIN_DW
 
 /* The geometry, unpacked. */
 typedef struct dw_dims {
@@ -305,8 +307,11 @@ static inline int64_t dw_cl_width(const dw_dims *d)
 
 int64_t cc_dw_nhwc_block(int64_t elsize);
 
-/* 1 when the forward of d should run channels-last (dw_cl.c says where). */
-int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize);
+/* The channels-last path of the forward: 1 when it can run d (multiplier 1,
+ * per-thread buffers within DW_CL_MAX_BYTES); 1 when the defaults want it
+ * (dw_cl.c says where it wins). */
+int cc_dw_cl_applies(const dw_dims *d, int64_t elsize);
+int cc_dw_cl_wanted(const dw_dims *d);
 int cc_dw_fwd_cl_f32(const dw_dims *d, const float *x, const float *w,
                                const float *bias, float *y, int nthreads);
 int cc_dw_fwd_cl_f64(const dw_dims *d, const double *x, const double *w,
@@ -339,15 +344,18 @@ static inline double dw_cost(double macs, double elems, double rows)
     return macs + 2.0 * elems + 300.0 * rows;
 }
 
-/* OpenMP threads for a call of the given cost spread over `items` items. */
+/* OpenMP threads for a call of the given cost spread over `items` items
+ * (parallel.h: clamped, none below a grain each). */
 static inline int dw_threads(int nthreads, double cost, int64_t items)
 {
-    int64_t nt = nthreads < 1 ? 1 : nthreads;
-    if (cost < DW_MIN_PARALLEL_COST)
-        nt = 1;
-    if (nt > items)
-        nt = items < 1 ? 1 : items;
-    return (int)nt;
+    return cc_threads_for(cost, DW_MIN_PARALLEL_COST, items, nthreads);
+}
+
+/* The thread count a split of work of this cost is planned for: the CPU
+ * count, less for a small call, never the caller's count (parallel.h). */
+static inline int64_t dw_split(double cost)
+{
+    return (cc_items_wanted(cost, DW_MIN_PARALLEL_COST) + 1) / 2;
 }
 
 /* Fill the phase-split, zero-padded row buffer buf (s phases of J) from the

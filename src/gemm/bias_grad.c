@@ -6,11 +6,22 @@
  * made the bias gradient of a 144x56x56 map (0.45 M values) take as long as
  * its whole weight gradient (~0.5 ms); 8 chains keep the adders busy. */
 #include "cconv.h"
+#include "core/parallel.h"
+
+/* threads: no more than cc_threads_for allows (clamped, a grain of values
+ * each); the channels left once SIGINT is seen are skipped */
+static int cc_bias_threads(int64_t batch, int64_t channels, int64_t spatial, int nthreads) {
+    return cc_threads_for((double)batch * (double)channels * (double)spatial, CC_GRAIN_SUM,
+                          channels, nthreads);
+}
 
 void cc_bias_grad_f32(int64_t batch, int64_t channels, int64_t spatial,
                       const float *gy, float *gb, int nthreads) {
-#pragma omp parallel for schedule(static) num_threads(nthreads) if (nthreads > 1 && channels > 1)
+    const int nt = cc_bias_threads(batch, channels, spatial, nthreads);
+    const cc_stop_t stop = cc_stop_flag();
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (int64_t c = 0; c < channels; ++c) {
+        if (CC_STOPPED(stop)) continue;
         double s = 0.0;
         for (int64_t n = 0; n < batch; ++n) {
             const float *row = gy + (n * channels + c) * spatial;
@@ -30,8 +41,11 @@ void cc_bias_grad_f32(int64_t batch, int64_t channels, int64_t spatial,
  * error growth at O(n/256) rather than O(n). */
 void cc_bias_grad_f64(int64_t batch, int64_t channels, int64_t spatial,
                       const double *gy, double *gb, int nthreads) {
-#pragma omp parallel for schedule(static) num_threads(nthreads) if (nthreads > 1 && channels > 1)
+    const int nt = cc_bias_threads(batch, channels, spatial, nthreads);
+    const cc_stop_t stop = cc_stop_flag();
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (int64_t c = 0; c < channels; ++c) {
+        if (CC_STOPPED(stop)) continue;
         double s = 0.0;
         for (int64_t n = 0; n < batch; ++n) {
             const double *row = gy + (n * channels + c) * spatial;

@@ -7,6 +7,7 @@
 #include "core/omp_compat.h"
 
 #include "core/blas.h"
+#include "gemm/gemm_small.h"
 #include "cconv.h"
 #include "igemm/igemm.h"
 #include "winograd/wino_conv.h"
@@ -110,75 +111,102 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
     return tiles >= 100 || (tiles >= 16 && batch * (double)tiles >= 128.0);
 }
 
-int cc_conv_fwd_method(const cc_geom *g, int nthreads, int64_t elsize) {
-    if (!cc_geom_valid(g)) return -1;
-    if (cc_is_1x1(g)) return CC_FWD_GEMM;
-    /* the implicit GEMM wherever its packed weight fits the workspace cap,
-     * except small images with many output channels and a deep reduction
-     * when the whole batch has few output positions, or the channels are
-     * very many, or (eighth session) a reduction of >= 256 over at most 128
-     * positions in all (a 1x1 stride-2 layer on a 7x7 image was 2x torch's
-     * time on igemm, whose weight packing streams the whole weight for 16
-     * positions): igemm's tiles are one image each, and there im2col + one
-     * GEMM over the batch wins (measured, 1 and 2 threads:
-     * benches/results/heuristics-2026-11-30.md) */
+/* The implicit GEMM and Winograd stay away from small images with many
+ * output channels and a deep reduction when the whole batch has few output
+ * positions, or the channels are very many, or a reduction of >= 256 over
+ * at most 128 positions in all (a 1x1 stride-2 layer on a 7x7 image was 2x
+ * torch's time on igemm, whose weight packing streams the whole weight for
+ * 16 positions): igemm's tiles are one image each, and there im2col + one
+ * GEMM over the batch wins (measured, 1 and 2 threads:
+ * benches/results/heuristics-2026-11-30.md).  With 16-lane float32 vectors
+ * (AVX-512: micro-panels of 48 positions, a 7x7 image's 49 in 96 columns)
+ * the size of the image decides rather than the batch's positions: im2col
+ * for images of <= 56 positions with >= 128 output channels (2 threads,
+ * igemm time / im2col time: 7x7 with 128-1024 channels, batch 2-8,
+ * 1.0-1.55; 8x8 0.91-1.02, 10x10 0.94-1.17, 12x12-14x14 0.71-1.03; 7x7
+ * with 64-96 channels 0.82-0.87: benches/results/heuristics-2026-12-01.md) */
+static int cc_small_deep(const cc_geom *g, int64_t elsize) {
     const int64_t P = g->out[0] * g->out[1] * g->out[2];
     const int64_t cog = g->c_out / g->groups;
     const int64_t K = g->c_in / g->groups * g->k[0] * g->k[1] * g->k[2];
     const double bp = (double)g->batch * (double)P;
-    /* With 16-lane float32 vectors (AVX-512: micro-panels of 48 positions,
-     * a 7x7 image's 49 in 96 columns) the size of the image decides rather
-     * than the batch's positions: im2col for images of <= 56 positions with
-     * >= 128 output channels (2 threads, igemm time / im2col time: 7x7 with
-     * 128-1024 channels, batch 2-8, 1.0-1.55; 8x8 0.91-1.02, 10x10 0.94-1.17,
-     * 12x12-14x14 0.71-1.03; 7x7 with 64-96 channels 0.82-0.87:
-     * benches/results/heuristics-2026-12-01.md) */
     const int wide = cc_wide_f32(elsize);
-    const int small_deep =
-        P < 256 && cog > 32 &&
-        ((K >= 1024 && (wide ? P <= 56 && cog >= 128 : bp < 256.0 || (cog >= 512 && P < 100))) ||
-         (K >= 256 && bp <= 128.0));
-    /* non-overlapping patches: im2col + one GEMM beat igemm (AMD EPYC AVX2,
-     * 2 threads, im2col / igemm time, 3 alternations: float32 0.68-0.95 --
-     * 8x3x224x224 4x4 stride 4 -> 96 0.68, 16x16 stride 16 -> 768 0.90,
-     * 4x256x56x56 2x2 stride 2 -> 512 0.82, 1-D k2 s2 512 -> 512 0.79;
-     * float64 0.78-1.03; 1 thread 0.91-1.10) */
-    if (cc_is_patch(g)) return CC_FWD_IM2COL;
-    if (!small_deep && cc_wino_wanted(g, elsize) && cc_conv_fwd_wino_workspace(g, nthreads, elsize) >= 0)
-        return CC_FWD_WINO;
-    if (!small_deep && cc_conv_fwd_igemm_workspace(g, nthreads, elsize) >= 0) return CC_FWD_IGEMM;
-    if (cc_shift_applies(g)) return CC_FWD_SHIFT;
-    return CC_FWD_IM2COL;
+    return P < 256 && cog > 32 &&
+           ((K >= 1024 && (wide ? P <= 56 && cog >= 128 : bp < 256.0 || (cog >= 512 && P < 100))) ||
+            (K >= 256 && bp <= 128.0));
 }
 
-int64_t cc_conv_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
-    if (!cc_geom_valid(g)) return -1;
-    const int m = cc_conv_fwd_method(g, nthreads, elsize);
-    if (m == CC_FWD_IGEMM) return cc_conv_fwd_igemm_workspace(g, nthreads, elsize);
-    if (m == CC_FWD_WINO) return cc_conv_fwd_wino_workspace(g, nthreads, elsize);
-    if (m == CC_FWD_SHIFT) return cc_conv_fwd_shift_workspace(g, nthreads, elsize);
-    int64_t e = elsize == 4 ? cc_conv_fwd_workspace_elems_f32(g, nthreads)
-                            : cc_conv_fwd_workspace_elems_f64(g, nthreads);
+/* Non-overlapping patches (cc_is_patch): im2col + one GEMM beat igemm (AMD
+ * EPYC AVX2, 2 threads, im2col / igemm time, 3 alternations: float32
+ * 0.68-0.95 -- 8x3x224x224 4x4 stride 4 -> 96 0.68, 16x16 stride 16 -> 768
+ * 0.90, 4x256x56x56 2x2 stride 2 -> 512 0.82, 1-D k2 s2 512 -> 512 0.79;
+ * float64 0.78-1.03; 1 thread 0.91-1.10), so no other method wants them. */
+int cc_conv_fwd_applies(int m, const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return 0;
+    switch (m) {
+    case CC_M_IM2COL: return 1;
+    case CC_M_GEMM_1X1: return cc_is_1x1(g);
+    case CC_M_SHIFT: return cc_shift_applies(g);
+    case CC_M_IGEMM: return cc_conv_fwd_igemm_workspace(g, nthreads, elsize) >= 0;
+    case CC_M_WINO: return cc_conv_fwd_wino_workspace(g, nthreads, elsize) >= 0;
+    default: return 0;
+    }
+}
+
+int cc_conv_fwd_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_conv_fwd_applies(m, g, nthreads, elsize)) return 0;
+    switch (m) {
+    case CC_M_IM2COL:
+    case CC_M_GEMM_1X1: return 1;
+    case CC_M_SHIFT: return !cc_is_1x1(g) && !cc_is_patch(g) && cc_shift_wanted(g);
+    case CC_M_IGEMM: return !cc_is_1x1(g) && !cc_is_patch(g) && !cc_small_deep(g, elsize);
+    case CC_M_WINO:
+        return !cc_is_patch(g) && !cc_small_deep(g, elsize) && cc_wino_wanted(g, elsize);
+    default: return 0;
+    }
+}
+
+int64_t cc_conv_fwd_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize) {
+    if (!cc_conv_fwd_applies(m, g, nthreads, elsize)) return -1;
+    if (m == CC_M_IGEMM) return cc_conv_fwd_igemm_workspace(g, nthreads, elsize);
+    if (m == CC_M_WINO) return cc_conv_fwd_wino_workspace(g, nthreads, elsize);
+    if (m == CC_M_SHIFT) return cc_conv_fwd_shift_workspace(g, nthreads, elsize);
+    const int in_place = m == CC_M_GEMM_1X1;
+    int64_t e = elsize == 4 ? cc_conv_fwd_workspace_elems_f32(g, nthreads, in_place)
+                            : cc_conv_fwd_workspace_elems_f64(g, nthreads, in_place);
     return e < 0 ? -1 : e * elsize;
 }
 
-int64_t cc_conv_adj_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
-    int64_t e = elsize == 4 ? cc_conv_adj_workspace_elems_f32(g, nthreads)
-                            : cc_conv_adj_workspace_elems_f64(g, nthreads);
+int cc_conv_adj_applies(int m, const cc_geom *g) {
+    if (!cc_geom_valid(g)) return 0;
+    return m == CC_M_IM2COL || (m == CC_M_GEMM_1X1 && cc_is_1x1(g));
+}
+
+int64_t cc_conv_adj_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize) {
+    if (!cc_conv_adj_applies(m, g) || (elsize != 4 && elsize != 8)) return -1;
+    const int in_place = m == CC_M_GEMM_1X1;
+    int64_t e = elsize == 4 ? cc_conv_adj_workspace_elems_f32(g, nthreads, in_place)
+                            : cc_conv_adj_workspace_elems_f64(g, nthreads, in_place);
     return e < 0 ? -1 : e * elsize;
 }
 
-int cc_conv_wgrad_method(const cc_geom *g, int nthreads, int64_t elsize) {
-    if (!cc_geom_valid(g)) return -1;
-    if (cc_conv_wgrad_igemm_suits(g, elsize) && cc_conv_wgrad_igemm_workspace(g, nthreads, elsize) >= 0)
-        return CC_WGRAD_IGEMM;
-    return CC_WGRAD_IM2COL;
+int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return 0;
+    switch (m) {
+    case CC_M_IM2COL: return 1;
+    case CC_M_GEMM_1X1: return cc_is_1x1(g);
+    case CC_M_IGEMM:
+        return cc_conv_wgrad_igemm_suits(g, elsize) &&
+               cc_conv_wgrad_igemm_workspace(g, nthreads, elsize) >= 0;
+    default: return 0;
+    }
 }
 
-int64_t cc_conv_wgrad_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
-    if (cc_conv_wgrad_method(g, nthreads, elsize) == CC_WGRAD_IGEMM)
-        return cc_conv_wgrad_igemm_workspace(g, nthreads, elsize);
-    int64_t e = elsize == 4 ? cc_conv_wgrad_workspace_elems_f32(g, nthreads)
-                            : cc_conv_wgrad_workspace_elems_f64(g, nthreads);
+int64_t cc_conv_wgrad_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize) {
+    if (!cc_conv_wgrad_applies(m, g, nthreads, elsize)) return -1;
+    if (m == CC_M_IGEMM) return cc_conv_wgrad_igemm_workspace(g, nthreads, elsize);
+    const int in_place = m == CC_M_GEMM_1X1;
+    int64_t e = elsize == 4 ? cc_conv_wgrad_workspace_elems_f32(g, nthreads, in_place)
+                            : cc_conv_wgrad_workspace_elems_f64(g, nthreads, in_place);
     return e < 0 ? -1 : e * elsize;
 }

@@ -11,10 +11,11 @@
  *  - Channel chunks (output channels for fwd/wgrad, input channels for the
  *    adjoint) split an item further when there are too few to keep the
  *    threads busy.
- * Schedules, never nested (OpenMP threads each running a multi-threaded
- * GEMM would ask for more threads than there are cores): with more than one
- * item and thread, an OpenMP loop over the items, each GEMM single-threaded;
- * otherwise the items in order with OpenBLAS threading the GEMM.
+ * The split depends on the problem and on cc_split_threads() (core/parallel.h),
+ * never on the thread count of the call, so every GEMM has the same blocks
+ * whichever thread runs it and the result is the same for any thread count.
+ * The items run in an OpenMP loop on cc_threads_for(...) threads (none when
+ * that is one), every GEMM single-threaded.
  */
 #ifndef CC_GEMM_PLAN_H
 #define CC_GEMM_PLAN_H
@@ -22,6 +23,7 @@
 #include <stdint.h>
 
 #include "cconv.h"
+#include "core/parallel.h"
 
 /* Per-thread im2col tile target.  Tiles that stay in L2 while the GEMM packs
  * them measured 10-15% faster than whole-image tiles on ResNet 3x3 and C3D
@@ -42,9 +44,10 @@
 #define CC_MIN_BLOCK_COLS 96
 
 typedef struct cc_plan {
-    int omp;        /* 1: OpenMP over items, 0: in order + threaded BLAS */
-    int nt;         /* threads */
-    int direct;     /* 1x1, stride 1, no padding, nb == 1: no im2col */
+    int omp;        /* 1: OpenMP over items, 0: in order on the calling thread */
+    int nt;         /* threads (the caller's count until cc_plan_chunks) */
+    int64_t want;   /* items the split aims for (cc_items_wanted) */
+    int direct;     /* in place (CC_M_GEMM_1X1), 1x1, nb == 1: no im2col */
     int64_t kk;     /* taps per channel: k0*k1*k2 */
     int64_t cig;    /* input channels per group */
     int64_t cog;    /* output channels per group */
@@ -59,6 +62,8 @@ typedef struct cc_plan {
     int64_t items;  /* nblocks * groups * ntiles * nchunks */
     int64_t ws_per_thread; /* elements */
     int64_t ws_threads;    /* per-thread slabs */
+    int64_t nseg;   /* weight gradient: segments of the reduction (partial sums) */
+    int64_t pps;    /* weight gradient: (block, tile) pairs per segment */
 } cc_plan;
 
 static inline int64_t cc_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -95,11 +100,15 @@ static inline int cc_is_patch(const cc_geom *g) {
     return 1;
 }
 
-/* Common fields and the image batching.  rows_per_col: rows of the im2col
- * buffer (K for fwd/wgrad, cig*kk for the adjoint). */
+/* Common fields and the image batching.  in_place: the method is
+ * CC_M_GEMM_1X1, whose GEMMs read x (and write the adjoint's x) in place
+ * where a work item holds one image; CC_M_IM2COL always copies. */
 static inline void cc_plan_common(const cc_geom *g, int nthreads, int64_t elsize,
-                                  cc_plan *pl) {
+                                  int in_place, cc_plan *pl) {
     pl->nt = nthreads < 1 ? 1 : nthreads;
+    pl->want = cc_items_wanted(cc_geom_macs(g), CC_GRAIN_GEMM);
+    pl->nseg = 1;
+    pl->pps = 0;
     pl->kk = g->k[0] * g->k[1] * g->k[2];
     pl->cig = g->c_in / g->groups;
     pl->cog = g->c_out / g->groups;
@@ -111,11 +120,12 @@ static inline void cc_plan_common(const cc_geom *g, int nthreads, int64_t elsize
         nb = cc_min64(g->batch, cc_ceil_div(CC_SMALL_COLS, pl->P));
         int64_t cap = K > 0 ? CC_BATCH_BYTES / elsize / (K * pl->P) : nb;
         nb = cc_max64(1, cc_min64(nb, cap));
-        /* a block per thread where blocks keep CC_MIN_BLOCK_COLS columns:
-         * otherwise the plans split one block's output channels into
-         * chunks, and every chunk redoes the whole block's im2col */
-        const int64_t per_thread = cc_ceil_div(g->batch, pl->nt);
-        if (pl->nt > 1 && per_thread < nb && per_thread * pl->P >= CC_MIN_BLOCK_COLS)
+        /* a block per split thread where blocks keep CC_MIN_BLOCK_COLS
+         * columns: otherwise the plans split one block's output channels
+         * into chunks, and every chunk redoes the whole block's im2col */
+        const int64_t split = cc_ceil_div(pl->want, 2);
+        const int64_t per_thread = cc_ceil_div(g->batch, split);
+        if (split > 1 && per_thread < nb && per_thread * pl->P >= CC_MIN_BLOCK_COLS)
             nb = per_thread;
         /* equal blocks: 8 images at nb = 6 would be blocks of 6 and 2, and
          * the static schedule gives one thread three times the other's work */
@@ -123,7 +133,7 @@ static inline void cc_plan_common(const cc_geom *g, int nthreads, int64_t elsize
     }
     pl->nb = nb;
     pl->nblocks = cc_ceil_div(g->batch, nb);
-    pl->direct = nb == 1 && cc_is_1x1(g);
+    pl->direct = in_place && nb == 1 && cc_is_1x1(g);
 }
 
 /* Items the plans split further: blocks of images x groups. */
@@ -131,18 +141,19 @@ static inline int64_t cc_plan_base(const cc_geom *g, const cc_plan *pl) {
     return cc_max64(1, pl->nblocks * g->groups);
 }
 
-/* Items wanted: two per thread. */
-static inline int64_t cc_plan_want(const cc_plan *pl) { return 2 * (int64_t)pl->nt; }
+/* Items wanted: two per split thread, none below a grain of work. */
+static inline int64_t cc_plan_want(const cc_plan *pl) { return pl->want; }
 
 /* n channels in nch chunks; the items (blocks x groups x ntiles x chunks)
- * and the threads that leaves. */
+ * and the threads that runs them: the caller's count, within what the items
+ * and the work allow. */
 static inline void cc_plan_chunks(const cc_geom *g, int64_t n, int64_t nch, int64_t ntiles,
                                   cc_plan *pl) {
     pl->chunk = n > 0 ? cc_ceil_div(n, nch) : 1;
     pl->nchunks = n > 0 ? cc_ceil_div(n, pl->chunk) : 1;
     pl->items = pl->nblocks * g->groups * ntiles * pl->nchunks;
-    pl->omp = pl->nt > 1 && pl->items >= 2;
-    if (pl->omp && pl->items < pl->nt) pl->nt = (int)pl->items;
+    pl->nt = cc_threads_for(cc_geom_macs(g), CC_GRAIN_GEMM, pl->items, pl->nt);
+    pl->omp = pl->nt > 1;
 }
 
 /* Column tiles over output positions (forward and weight gradient): a
@@ -161,7 +172,7 @@ static inline void cc_plan_tiles(const cc_geom *g, int64_t elsize, cc_plan *pl) 
         if (!pl->direct && K > 0)
             maxcols = cc_min64(P, cc_max64(64, CC_TILE_BYTES / elsize / K));
         int64_t ntiles = cc_ceil_div(P, maxcols);
-        if (pl->nt > 1 && base * ntiles < want) {
+        if (want > 1 && base * ntiles < want) {
             int64_t t = cc_min64(cc_ceil_div(want, base), cc_max64(1, P / 96));
             if (t > ntiles) ntiles = t;
         }
@@ -173,14 +184,14 @@ static inline void cc_plan_tiles(const cc_geom *g, int64_t elsize, cc_plan *pl) 
 /* Forward: tiles over output positions, chunks over output channels (each
  * chunk redoes its tile's im2col, cheap next to the GEMM when it is needed
  * at all: few, small images). */
-static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
+static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize, int in_place,
                                 cc_plan *pl) {
-    cc_plan_common(g, nthreads, elsize, pl);
+    cc_plan_common(g, nthreads, elsize, in_place, pl);
     cc_plan_tiles(g, elsize, pl);
     const int64_t K = pl->cig * pl->kk;
     const int64_t base = cc_plan_base(g, pl), want = cc_plan_want(pl);
     int64_t nch = 1;
-    if (pl->nt > 1 && base * pl->ntiles < want && pl->cog >= 32)
+    if (want > 1 && base * pl->ntiles < want && pl->cog >= 32)
         nch = cc_max64(1, cc_min64(cc_ceil_div(want, base * pl->ntiles), pl->cog / 16));
     cc_plan_chunks(g, pl->cog, nch, pl->ntiles, pl);
     if (pl->nb > 1)
@@ -190,21 +201,41 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize,
     pl->ws_threads = pl->omp ? pl->nt : 1;
 }
 
-/* Weight gradient: tiles over output positions as the forward's, chunks
- * over input channels.  A chunk's im2col holds only its channels' rows and
- * its GEMM writes only their columns of the weight gradient (all output
- * channels), so no work is repeated; chunks over output channels made
- * every chunk redo its tile's whole im2col (2x64x7x7, 7x7 kernel: 4 chunks,
- * im2col half the time, 3.0 ms against torch's 0.62). */
-static inline void cc_plan_wgrad(const cc_geom *g, int nthreads, int64_t elsize,
+/* Weight gradient: the output split, the reduction in a fixed order.  The
+ * tiles are the forward's; an item is (segment, group, chunk of input
+ * channels) and runs the (block, tile) pairs of its segment in order, its
+ * GEMMs adding into its columns of the weight gradient (segment 0) or of
+ * the segment's partial sum, which are added in segment order at the end.
+ * A chunk's im2col holds only its channels' rows and its GEMM writes only
+ * their columns, so chunks repeat no work; they come first, while they keep
+ * CC_WGRAD_MIN_ROWS rows, and segments (a weight-sized partial sum each)
+ * where groups and chunks are still too few.  Chunks over output channels
+ * made every chunk redo its tile's whole im2col (2x64x7x7, 7x7 kernel: 4
+ * chunks, im2col half the time, 3.0 ms against torch's 0.62). */
+#define CC_WGRAD_MIN_ROWS 64
+static inline void cc_plan_wgrad(const cc_geom *g, int nthreads, int64_t elsize, int in_place,
                                  cc_plan *pl) {
-    cc_plan_common(g, nthreads, elsize, pl);
+    cc_plan_common(g, nthreads, elsize, in_place, pl);
     cc_plan_tiles(g, elsize, pl);
-    const int64_t base = cc_plan_base(g, pl), want = cc_plan_want(pl);
+    const int64_t want = cc_plan_want(pl);
+    const int64_t pairs = cc_max64(1, pl->nblocks * pl->ntiles);
     int64_t nch = 1;
-    if (pl->nt > 1 && base * pl->ntiles < want && pl->cig > 1)
-        nch = cc_min64(pl->cig, cc_ceil_div(want, base * pl->ntiles));
-    cc_plan_chunks(g, pl->cig, nch, pl->ntiles, pl);
+    if (want > 1 && g->groups < want && pl->cig > 1)
+        nch = cc_max64(1, cc_min64(cc_ceil_div(want, g->groups),
+                                   pl->cig * pl->kk / CC_WGRAD_MIN_ROWS));
+    nch = cc_min64(nch, cc_max64(1, pl->cig));
+    pl->chunk = pl->cig > 0 ? cc_ceil_div(pl->cig, nch) : 1;
+    pl->nchunks = pl->cig > 0 ? cc_ceil_div(pl->cig, pl->chunk) : 1;
+    int64_t nseg = 1;
+    if (want > 1 && g->groups * pl->nchunks < want)
+        nseg = cc_min64(pairs, cc_ceil_div(want, g->groups * pl->nchunks));
+    const int64_t wsz = g->c_out * pl->cig * pl->kk;
+    while (nseg > 1 && (nseg - 1) * wsz * elsize > CC_WORKSPACE_CAP / 2) --nseg;
+    pl->pps = cc_ceil_div(pairs, nseg);
+    pl->nseg = cc_ceil_div(pairs, pl->pps); /* no empty segment */
+    pl->items = pl->nseg * g->groups * pl->nchunks;
+    pl->nt = cc_threads_for(cc_geom_macs(g), CC_GRAIN_GEMM, pl->items, pl->nt);
+    pl->omp = pl->nt > 1;
     const int64_t rows = pl->chunk * pl->kk;
     if (pl->nb > 1)
         pl->ws_per_thread = (rows + pl->cog) * pl->ncols; /* col + gy gather */
@@ -215,13 +246,13 @@ static inline void cc_plan_wgrad(const cc_geom *g, int nthreads, int64_t elsize,
 
 /* Adjoint: chunks over input channels, so two items never add into the same
  * image rows; column tiles run in order inside an item. */
-static inline void cc_plan_adj(const cc_geom *g, int nthreads, int64_t elsize,
+static inline void cc_plan_adj(const cc_geom *g, int nthreads, int64_t elsize, int in_place,
                                cc_plan *pl) {
-    cc_plan_common(g, nthreads, elsize, pl);
+    cc_plan_common(g, nthreads, elsize, in_place, pl);
     const int64_t base = cc_plan_base(g, pl), want = cc_plan_want(pl);
     const int64_t P = pl->P > 0 ? pl->P : 1;
     int64_t nch = 1;
-    if (pl->nt > 1 && base < want && pl->cig > 1)
+    if (want > 1 && base < want && pl->cig > 1)
         nch = cc_min64(pl->cig, cc_ceil_div(want, base));
     cc_plan_chunks(g, pl->cig, nch, 1, pl); /* column tiles run inside an item */
     const int64_t rows = pl->chunk * pl->kk;

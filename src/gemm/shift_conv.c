@@ -4,6 +4,7 @@
 #include "core/omp_compat.h"
 
 #include "core/blas.h"
+#include "gemm/gemm_small.h"
 #include "cconv.h"
 #include "shift_plan.h"
 #include "shift_conv.h"

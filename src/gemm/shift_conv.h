@@ -1,5 +1,5 @@
-/* Internal: the shifted-GEMM forward, called by gemm_conv.c when
- * cc_shift_applies(g). */
+/* Internal: the shifted-GEMM forward (method CC_M_SHIFT of gemm_conv.c),
+ * for geometries where cc_shift_applies(g). */
 #ifndef CC_SHIFT_CONV_H
 #define CC_SHIFT_CONV_H
 #include "cconv.h"

@@ -21,14 +21,20 @@ typedef struct cc_shift_plan {
     int64_t wt_elems;       /* weight by tap, shared */
 } cc_shift_plan;
 
-/* Stride 1 everywhere, several taps, enough input channels for the per-tap
- * GEMMs (K = cig) to run at speed, and output rows wide enough that the
- * wide columns waste little. */
+/* What the shifted GEMMs can run: stride 1 everywhere, input channels. */
 static inline int cc_shift_applies(const cc_geom *g) {
+    return g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 &&
+           g->c_in >= g->groups && g->c_in > 0;
+}
+
+/* Where the defaults want them: several taps, enough input channels for
+ * the per-tap GEMMs (K = cig) to run at speed, and output rows wide enough
+ * that the wide columns waste little. */
+static inline int cc_shift_wanted(const cc_geom *g) {
     const int64_t kk = g->k[0] * g->k[1] * g->k[2];
     const int64_t cig = g->c_in / g->groups;
     const int64_t P = g->out[0] * g->out[1] * g->out[2];
-    if (g->stride[0] != 1 || g->stride[1] != 1 || g->stride[2] != 1) return 0;
+    if (!cc_shift_applies(g)) return 0;
     if (kk < 2 || cig < 16 || P < 256 || g->batch < 1) return 0;
     const int64_t extw = (g->k[2] - 1) * g->dil[2];
     if (g->out[1] > 1 && g->out[2] < 3 * extw) return 0;
@@ -61,14 +67,16 @@ static inline void cc_plan_shift(const cc_geom *g, int nthreads, int64_t elsize,
     sp->nh = cc_ceil_div(Ho, cc_max64(1, R));
     sp->nw = cc_ceil_div(Wo, cc_max64(1, Wt));
     const int64_t base = cc_max64(1, g->batch * g->groups * g->out[0] * sp->nh * sp->nw);
-    const int64_t want = 2 * (int64_t)sp->nt;
+    /* (the split depends on the problem only: parallel.h) */
+    const double macs = cc_geom_macs(g);
+    const int64_t want = cc_items_wanted(macs, CC_GRAIN_GEMM);
     int64_t nch = 1;
-    if (sp->nt > 1 && base < want && sp->cog >= 32)
+    if (want > 1 && base < want && sp->cog >= 32)
         nch = cc_max64(1, cc_min64(cc_ceil_div(want, base), sp->cog / 16));
     sp->chunk = sp->cog > 0 ? cc_ceil_div(sp->cog, nch) : 1;
     sp->nchunks = sp->cog > 0 ? cc_ceil_div(sp->cog, sp->chunk) : 1;
     sp->items = g->batch * g->groups * g->out[0] * sp->nh * sp->nw * sp->nchunks;
-    if (sp->items < sp->nt) sp->nt = (int)cc_max64(1, sp->items);
+    sp->nt = cc_threads_for(macs, CC_GRAIN_GEMM, sp->items, sp->nt);
     sp->band_elems = sp->cig * kd * (R + exth) * (Wt + extw);
     sp->per_thread = sp->band_elems + sp->chunk * ((R - 1) * (Wt + extw) + Wt);
     sp->wt_elems = g->c_out * sp->cig * g->k[0] * g->k[1] * g->k[2];

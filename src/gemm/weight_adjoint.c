@@ -67,8 +67,10 @@ int cc_weight_adjoint(int64_t groups, int64_t cog, int64_t cig, int64_t kk, int6
     if (!src || !dst) return CC_ERR_ARG;
     if (kk == 1) /* no taps to reverse: the plain transpose */
         return cc_transpose(groups, cog, cig, elsize, src, dst, nthreads);
-    if (nthreads < 1) nthreads = 1;
-    const int par = nthreads > 1 && groups * cog * cig * kk * elsize >= CC_TR_PAR_BYTES;
+    const int64_t ct = (cig + CC_WA_TILE - 1) / CC_WA_TILE;
+    nthreads = cc_threads_for((double)groups * (double)cog * (double)cig * (double)kk * (double)elsize,
+                              CC_TR_PAR_BYTES, groups * ct, nthreads);
+    const int par = nthreads > 1;
     int bad;
     if (elsize == 4)
         bad = cc_wadj_4(groups, cog, cig, kk, (const uint32_t *)src, (uint32_t *)dst, nthreads, par);

@@ -20,6 +20,7 @@
 #include <math.h>
 
 #include "gemm/gemm_plan.h"
+#include "core/parallel.h"
 
 #define IG_TILE_POS 512                  /* output positions per tile, target */
 #define IG_BAND_BYTES ((int64_t)1 << 20) /* band buffer cap, per thread */
@@ -113,7 +114,10 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
      * mostly padding (a 4x4 output in rows of 4 on NR = 24: 1x96x7x7 s2 ->
      * 192 took 0.52-0.81 ms on 2 threads against 0.29-0.33 on one); the
      * output channels are split below instead */
-    const int64_t want = 2 * (int64_t)p->nt;
+    /* (the split depends on the problem only, not on the thread count: the
+     * tiles decide the micro-tiles and the packing mode: parallel.h) */
+    const double macs = cc_geom_macs(g);
+    const int64_t want = cc_items_wanted(macs, CC_GRAIN_GEMM), split = cc_ceil_div(want, 2);
     /* Halving the rows must not add more than 10% of micro-panel columns
      * when splitting the output channels instead (chunks of >= 4 MR-row
      * panels, below) gives every thread an item: a 14x14 image in one tile
@@ -121,12 +125,12 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
      * 288.  1x512x14x14 -> 512 on AVX-512, 2 threads, took 8.2 ms on the two
      * tiles (1T: 9.0), torch 3.3. */
     const int64_t max_chunks = cc_ceil_div(p->cog, mr) / 4;
-    while (p->nt > 1 && outer * cc_ceil_div(Ho, R) * cc_ceil_div(Wo, Wt) < want) {
+    while (want > 1 && outer * cc_ceil_div(Ho, R) * cc_ceil_div(Wo, Wt) < want) {
         const int64_t R2 = cc_ceil_div(R, 2);
         const double cols = (double)cc_ceil_div(Ho, R) * (double)ig_round_up(R * Wt, nr);
         const double cols2 = (double)cc_ceil_div(Ho, R2) * (double)ig_round_up(R2 * Wt, nr);
         const int chan_split =
-            (double)max_chunks * (double)outer * (double)cc_ceil_div(Ho, R) * (double)cc_ceil_div(Wo, Wt) >= p->nt;
+            (double)max_chunks * (double)outer * (double)cc_ceil_div(Ho, R) * (double)cc_ceil_div(Wo, Wt) >= (double)split;
         if (R > 1 && R2 * Wt >= nr && (!chan_split || cols2 <= 1.1 * cols)) R = R2;
         else if (R == 1 && Wt > 2 * (int64_t)nr) /* (a tile of several rows is whole rows) */
             Wt = ig_round_down_nr_(cc_ceil_div(Wt, 2), nr);
@@ -204,12 +208,12 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     /* split channels only when the tiles alone leave threads idle */
     const int64_t base = outer * p->nh * p->nw;
     int64_t nch = 1;
-    if (p->nt > 1 && base < want)
+    if (want > 1 && base < want)
         nch = cc_max64(1, cc_min64(cc_ceil_div(want, base), p->mpan / 4));
     p->chunk = cc_ceil_div(p->mpan, nch);
     p->nchunks = cc_ceil_div(p->mpan, p->chunk);
     p->items = base * p->nchunks;
-    if (p->items < p->nt) p->nt = (int)cc_max64(1, p->items);
+    p->nt = cc_threads_for(macs, CC_GRAIN_GEMM, p->items, p->nt);
     p->ap_elems = g->groups * p->mpan * mr * p->K;
     /* direct: no B block but a wide C block (the item's channels x wide
      * positions, whole micro-panels), and the band is read up to NR past its end */
@@ -219,6 +223,12 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     const int64_t al = 64 / elsize;
     p->per_thread = ig_round_up(p->band_elems, al) + ig_round_up(p->bp_elems, al) +
                     ig_round_up((int64_t)mr * nr, al);
+    /* fewer threads rather than another method where their buffers would
+     * pass the workspace cap (the method must not depend on the count) */
+    const int64_t fixed = ig_round_up(p->ap_elems * elsize, 64) + ig_round_up(p->K * 8, 64) + 64;
+    const int64_t per = p->per_thread * elsize + ig_round_up(p->npos * 8, 64);
+    if (p->nt > 1 && fixed + (int64_t)p->nt * per > CC_WORKSPACE_CAP)
+        p->nt = (int)cc_max64(1, (CC_WORKSPACE_CAP - fixed) / per);
 }
 
 /* Offset in the band of tap k (input channel, depth/row/column tap) at
@@ -269,16 +279,22 @@ static inline void ig_wplan_make(const cc_geom *g, int nthreads, int64_t elsize,
     w->nkb = cc_max64(1, cc_ceil_div(w->p.K, nrw));
     w->kpad = w->nkb * nrw;
     w->copad = cc_ceil_div(w->p.cog, mrw) * mrw;
+    const double macs = cc_geom_macs(g);
+    const int64_t want = cc_items_wanted(macs, CC_GRAIN_GEMM);
     int64_t nch = 1;
-    if (g->groups < 2 * (int64_t)w->nt)
-        nch = cc_min64(w->nkb, cc_ceil_div(2 * (int64_t)w->nt, g->groups));
+    if (g->groups < want)
+        nch = cc_min64(w->nkb, cc_ceil_div(want, g->groups));
     w->chunkb = cc_ceil_div(w->nkb, nch);
     w->nchunks = cc_ceil_div(w->nkb, w->chunkb);
     w->items = g->groups * w->nchunks;
-    if (w->items < w->nt) w->nt = (int)cc_max64(1, w->items);
+    w->nt = cc_threads_for(macs, CC_GRAIN_GEMM, w->items, w->nt);
     w->acc_elems = w->copad * w->chunkb * nrw * lanes;
     const int64_t al = 64 / elsize;
     w->per_thread = ig_round_up(w->p.band_elems, al) + ig_round_up(w->acc_elems, al);
+    /* fewer threads where their buffers would pass the workspace cap */
+    const int64_t fixed = ig_round_up(w->kpad * 8, 64) + 64;
+    if (w->nt > 1 && fixed + (int64_t)w->nt * w->per_thread * elsize > CC_WORKSPACE_CAP)
+        w->nt = (int)cc_max64(1, (CC_WORKSPACE_CAP - fixed) / (w->per_thread * elsize));
 }
 
 static inline int64_t ig_wplan_bytes(const ig_wplan *w, int64_t elsize) {

@@ -5,6 +5,7 @@
 #include "core/omp_compat.h"
 
 #include "core/blas.h"
+#include "gemm/gemm_small.h"
 #include "cconv.h"
 #include "nhwc_conv.h"
 #include "nhwc_plan.h"

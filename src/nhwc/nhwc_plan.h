@@ -3,10 +3,9 @@
  * The output pixels of all images form one row range [0, M), M = batch * P;
  * a work item is (group, tile of rows).  Tiles may straddle images, so many
  * small images (late ResNet stages) still make GEMMs with enough rows, with
- * no batching logic of their own.  Schedule as in gemm_plan.h, never nested:
- * with two or more items and threads, an OpenMP loop over the items with
- * single-threaded GEMMs; otherwise the items in order with OpenBLAS
- * threading the GEMM. */
+ * no batching logic of their own.  Split and schedule as in gemm_plan.h:
+ * the items depend on the problem only, an OpenMP loop runs them (none on
+ * one thread), every GEMM single-threaded. */
 #ifndef CC_NHWC_PLAN_H
 #define CC_NHWC_PLAN_H
 
@@ -58,8 +57,9 @@ static inline void cc_plan_nhwc(const cc_geom *g, int nthreads, int64_t elsize,
         cap = cc_min64(M, cc_min64(want_rows, mem_rows));
     }
     int64_t ntiles = cc_ceil_div(M, cap);
-    const int64_t want = 2 * (int64_t)pl->nt;
-    if (pl->nt > 1 && g->groups * ntiles < want) {
+    const double macs = cc_geom_macs(g);
+    const int64_t want = cc_items_wanted(macs, CC_GRAIN_GEMM);
+    if (want > 1 && g->groups * ntiles < want) {
         const int64_t t = cc_min64(cc_ceil_div(want, g->groups),
                                    cc_max64(1, M / CC_NHWC_MIN_ROWS));
         if (t > ntiles) ntiles = t;
@@ -69,13 +69,13 @@ static inline void cc_plan_nhwc(const cc_geom *g, int nthreads, int64_t elsize,
     /* too few tiles for the threads (few output pixels): split the output
      * channels too; each chunk redoes its tile's col, which is small then */
     int64_t nch = 1;
-    if (pl->nt > 1 && g->groups * pl->ntiles < want && pl->cog >= 32)
+    if (want > 1 && g->groups * pl->ntiles < want && pl->cog >= 32)
         nch = cc_max64(1, cc_min64(cc_ceil_div(want, g->groups * pl->ntiles), pl->cog / 16));
     pl->chunk = pl->cog > 0 ? cc_ceil_div(pl->cog, nch) : 1;
     pl->nchunks = pl->cog > 0 ? cc_ceil_div(pl->cog, pl->chunk) : 1;
     pl->items = g->groups * pl->ntiles * pl->nchunks;
-    pl->omp = pl->nt > 1 && pl->items >= 2;
-    if (pl->omp && pl->items < pl->nt) pl->nt = (int)pl->items;
+    pl->nt = cc_threads_for(macs, CC_GRAIN_GEMM, pl->items, pl->nt);
+    pl->omp = pl->nt > 1;
     /* reordering the weight costs c_out * K scattered writes, a
      * channel-major col M * K of them: tap-major pays off with many rows */
     pl->tapmajor = pl->kk > 1 && !pl->direct && pl->M >= CC_NHWC_TAPMAJOR_ROWS * g->c_out;

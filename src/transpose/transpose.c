@@ -7,6 +7,7 @@
  * layouts, the scalar tile 2-3x, the AVX2 tile within 1.5x of it. */
 #include <stdint.h>
 
+#include "core/parallel.h"
 #include "transpose.h"
 #include "tr_internal.h"
 
@@ -17,15 +18,17 @@ int cc_transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
     if (!tile) return CC_ERR_ARG;
     if (batch == 0 || rows == 0 || cols == 0) return CC_OK;
     if (!src || !dst) return CC_ERR_ARG;
-    if (nthreads < 1) nthreads = 1;
     const int64_t tb = 256 / elsize;
     const int64_t rb = (rows + tb - 1) / tb, cbk = (cols + tb - 1) / tb;
     const int64_t items = batch * rb * cbk;
-    const int par = nthreads > 1 && items > 1 && batch * rows * cols * elsize >= CC_TR_PAR_BYTES;
+    const int nt = cc_threads_for((double)batch * (double)rows * (double)cols * (double)elsize,
+                                  CC_TR_PAR_BYTES, items, nthreads);
     const char *s0 = (const char *)src;
     char *d0 = (char *)dst;
-#pragma omp parallel for schedule(static) num_threads(nthreads) if (par)
+    const cc_stop_t stop = cc_stop_flag();
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (int64_t it = 0; it < items; ++it) {
+        if (CC_STOPPED(stop)) continue;
         const int64_t cj = it % cbk, ri = (it / cbk) % rb, b = it / cbk / rb;
         const int64_t r0 = ri * tb, c0 = cj * tb;
         const int64_t nr = rows - r0 < tb ? rows - r0 : tb;

@@ -7,9 +7,10 @@
 #ifndef CC_TRANSPOSE_H
 #define CC_TRANSPOSE_H
 #include "cconv.h"
-/* below this many bytes one thread does a layout copy: waking a second
- * costs more (the transpose and the weight adjoint, src/gemm/weight_adjoint.c) */
-#define CC_TR_PAR_BYTES ((int64_t)256 * 1024)
+#include "core/parallel.h"
+/* bytes per thread of a layout copy, at least (the transpose and the
+ * weight adjoint, src/gemm/weight_adjoint.c): core/parallel.h's copy grain */
+#define CC_TR_PAR_BYTES CC_GRAIN_COPY
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "core/parallel.h"
+
 static inline int64_t wdw_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline int64_t wdw_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t wdw_max(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -27,8 +29,10 @@ static void *wdw_zalloc(int64_t floats)
     return p;
 }
 
-/* Work (multiply-adds of the direct form) below which one thread runs. */
-#define WDW_MIN_PARALLEL_WORK ((int64_t)1 << 16)
+/* Work (multiply-adds of the direct form) per thread, at least
+ * (parallel.h: the depthwise grain, in dw_cost's units, of which a
+ * multiply-add is one). */
+#define WDW_MIN_PARALLEL_WORK CC_GRAIN_DW
 
 int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
                    const float *bias, float *y, int nthreads, int *nonfinite)
@@ -53,26 +57,26 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
 
     /* threads and work items */
     const int64_t items0 = N * C;
-    int64_t nt = nthreads < 1 ? 1 : nthreads;
-    if (items0 * OH * OW * 9 < WDW_MIN_PARALLEL_WORK)
-        nt = 1;
+    const double work = (double)items0 * (double)OH * (double)OW * 9.0;
+    /* blocks planned for the split threads, never for nthreads (parallel.h) */
+    const int64_t want = 2 * cc_items_wanted(work, WDW_MIN_PARALLEL_WORK);
     int64_t nblk = 1;
-    if (items0 < 4 * nt)
-        nblk = wdw_max(1, wdw_min(wdw_cdiv(4 * nt, items0), OH / 8));
+    if (want > 2 && items0 < want)
+        nblk = wdw_max(1, wdw_min(wdw_cdiv(want, items0), OH / 8));
     /* even blocks: the scalar kernel pairs rows into tiles from the block
      * start, so the same rows pair up whatever the thread count */
     const int64_t brows = 2 * wdw_cdiv(wdw_cdiv(OH, nblk), 2);
     nblk = wdw_cdiv(OH, brows);
     const int64_t nitems = items0 * nblk;
-    if (nt > nitems)
-        nt = nitems;
+    const int nt = cc_threads_for(work, WDW_MIN_PARALLEL_WORK, nitems, nthreads);
 
     float *zrow = (float *)wdw_zalloc(hrow_floats);
     if (!zrow)
         return CC_ERR_NOMEM;
 
     int err = CC_OK, bad = 0;
-#pragma omp parallel num_threads((int)nt) if (nt > 1) reduction(| : bad)
+    const cc_stop_t stop = cc_stop_flag();
+#pragma omp parallel num_threads(nt) if (nt > 1) reduction(| : bad)
     {
         /* the ring of hrow slots, then the kernel's scratch */
         float *ring = (float *)wdw_zalloc(WDW_RING * hrow_floats +
@@ -85,7 +89,7 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
         }
 #pragma omp for schedule(dynamic, 1)
         for (int64_t it = 0; it < nitems; it++) {
-            if (!ring)
+            if (!ring || CC_STOPPED(stop))
                 continue;
             const int64_t b = it % nblk, nc = it / nblk, c = nc % C;
             const int64_t oh0 = b * brows, oh1 = wdw_min(OH, oh0 + brows);

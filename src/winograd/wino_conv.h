@@ -177,7 +177,9 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     const int64_t span = (p->kd - 1) * dd + 1; /* planes of one depth */
     const int64_t fit = IW_V_BYTES / (16 * cc_max64(1, p->cig) * nr * es);
     int64_t odl = sd >= span || fit <= span ? 1 : cc_min64(OD, (fit - span) / sd + 1);
-    const int64_t want = 4 * (int64_t)p->nt;
+    /* (the split depends on the problem only: parallel.h) */
+    const double macs = cc_geom_macs(g);
+    const int64_t want = 2 * cc_items_wanted(macs, CC_GRAIN_GEMM);
     for (; odl > 1; --odl) {
         const int64_t planes = g->batch * cc_ceil_div(OD, odl);
         if (g->groups * cc_ceil_div(planes * p->ntiles, nr) >= want) break;
@@ -188,13 +190,17 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     p->ttotal = g->batch * p->nchunks * p->ntiles;
     p->npanels = cc_ceil_div(p->ttotal, nr);
     p->items = g->groups * p->npanels;
-    if (p->items < p->nt) p->nt = (int)(p->items > 0 ? p->items : 1);
+    p->nt = cc_threads_for(macs, CC_GRAIN_GEMM, p->items, p->nt);
     p->ap_elems = g->groups * 16 * p->mpan * mr * p->ck;
     p->vb_elems = ig_round_up(16 * p->np * p->cig * nr, 16);
     p->gb_elems = dd > 1 ? ig_round_up(p->ck * nr, 16) : 0;
     p->mb_elems = ig_round_up(16 * p->mpan * mr * nr, 16);
     p->es_elems = ig_round_up(8 * (p->tw + 2), 16); /* >= 2 rows of 2 (tw + 1) */
     p->per_thread = p->vb_elems + p->mb_elems + p->es_elems + p->gb_elems;
+    /* fewer threads where their buffers would pass the workspace cap */
+    const int64_t fixed = ig_round_up(p->ap_elems * es, 64) + 64;
+    if (p->nt > 1 && fixed + (int64_t)p->nt * p->per_thread * es > CC_WORKSPACE_CAP)
+        p->nt = (int)cc_max64(1, (CC_WORKSPACE_CAP - fixed) / (p->per_thread * es));
 }
 
 static inline int64_t iw_plan_bytes(const iw_plan *p, int64_t elsize) {

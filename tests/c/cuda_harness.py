@@ -3,9 +3,9 @@ launch its kernels on NumPy arrays, for the tests that check the CUDA path
 without a GPU.
 
 ``build(outdir)`` compiles the shared library with g++ against the installed
-kernel sources (``cconv._cuda_kernels.source_dir()``); ``Harness(path)``
+kernel sources (``cconv.cuda.kernels.source_dir()``); ``Harness(path)``
 loads it; ``Harness.kernels(block, grid_cap)`` is a
-``cconv._cuda_kernels.Kernels`` whose launches run the grid sequentially on
+``cconv.cuda.kernels.Kernels`` whose launches run the grid sequentially on
 the CPU (a small ``grid_cap`` makes every thread loop, exercising the
 grid-stride loops).
 """
@@ -31,7 +31,7 @@ def compiler() -> str | None:
 
 def build(outdir: str) -> str:
     """Compile the harness into ``outdir``; returns the .so path."""
-    from cconv import _cuda_kernels
+    from cconv.cuda import kernels as _cuda_kernels
 
     cxx = compiler()
     if cxx is None:
@@ -88,7 +88,7 @@ class Harness:
         self.calls.append((name, total))
 
     def kernels(self, block: int = 64, grid_cap: int | None = None):
-        from cconv._cuda_kernels import Kernels
+        from cconv.cuda.kernels import Kernels
 
         def launch(name, total, args):
             self.launch(name, total, args, block, grid_cap)

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "depthwise/depthwise.h"
+#include "dw_paths.h"
 #include "core/isa.h"
 
 static double now(void)
@@ -83,8 +84,10 @@ int main(int argc, char **argv)
                 for (int r = -3; r < reps; r++) {
                     double t0 = now();
                     if (op == 0)
-                        dt ? cc_dw_fwd_f64(g, (double *)x, (double *)w, (double *)b, (double *)y, nth)
-                           : cc_dw_fwd_f32(g, (float *)x, (float *)w, (float *)b, (float *)y, nth);
+                        dt ? cc_dw_fwd_f64(g, dw_default_path(g, 8), (double *)x, (double *)w,
+                                           (double *)b, (double *)y, nth)
+                           : cc_dw_fwd_f32(g, dw_default_path(g, 4), (float *)x, (float *)w,
+                                           (float *)b, (float *)y, nth);
                     else if (op == 1)
                         dt ? cc_dw_adj_f64(g, (double *)y, (double *)w, NULL, (double *)dx, nth)
                            : cc_dw_adj_f32(g, (float *)y, (float *)w, NULL, (float *)dx, nth);

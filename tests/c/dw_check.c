@@ -251,9 +251,16 @@ static void report(const char *what, const char *isa, const char *dt, const cc_g
                 continue;                                                                  \
             int nth = (int)ri(1, 3);                                                       \
             y[ny] = (T)12345; /* guard element */                                          \
-            int rc = cc_dw_fwd_##SFX(&g, x, w, use_bias ? b : NULL, y, nth);               \
-            report("fwd-rc", cc_isa_name(ii), #SFX, &g, rc != 0 || y[ny] != (T)12345, 0, nth);    \
-            report("fwd", cc_isa_name(ii), #SFX, &g, relerr_##SFX(y, yref, ny), TOL, nth);        \
+            int rc = 0;                                                                    \
+            for (int path = 0; path < 3; path++) { /* every path that applies */           \
+                if (!cc_dw_fwd_applies(path, &g, (int64_t)sizeof(T)))                      \
+                    continue;                                                              \
+                rc = cc_dw_fwd_##SFX(&g, path, x, w, use_bias ? b : NULL, y, nth);         \
+                report("fwd-rc", cc_isa_name(ii), #SFX, &g, rc != 0 || y[ny] != (T)12345, 0, nth); \
+                report("fwd", cc_isa_name(ii), #SFX, &g, relerr_##SFX(y, yref, ny), TOL, nth);    \
+            }                                                                              \
+            rc = cc_dw_fwd_##SFX(&g, CC_DW_PATH_ROWS, x, w, use_bias ? b : NULL, y, nth);  \
+            report("fwd-rows-rc", cc_isa_name(ii), #SFX, &g, rc != 0, 0, nth);                    \
             dx[nx] = (T)12345;                                                             \
             rc = cc_dw_adj_##SFX(&g, gy, w, use_bias ? bi : NULL, dx, nth);                \
             report("adj-rc", cc_isa_name(ii), #SFX, &g, rc != 0 || dx[nx] != (T)12345, 0, nth);   \
@@ -291,13 +298,16 @@ int main(int argc, char **argv)
         if (cc_isa_runs_here(i))
             printf(" %s", cc_isa_name(i));
     printf("\n");
-    int64_t paths[3] = {0, 0, 0}; /* forwards by cc_dw_fwd_path: plane, rows, cl */
+    int64_t paths[3] = {0, 0, 0}; /* the forward paths the defaults want: plane, rows, cl */
     for (int it = 0; it < iters; it++) {
         cc_geom g;
         rand_geom(&g);
         for (int64_t es = 4; es <= 8; es += 4) {
-            const int path = cc_dw_fwd_path(&g, es);
-            if (path >= 0 && path <= 2)
+            const int path = cc_dw_fwd_wanted(CC_DW_PATH_CL, &g, es)      ? CC_DW_PATH_CL
+                             : cc_dw_fwd_wanted(CC_DW_PATH_PLANE, &g, es) ? CC_DW_PATH_PLANE
+                             : cc_dw_fwd_wanted(CC_DW_PATH_ROWS, &g, es)  ? CC_DW_PATH_ROWS
+                                                                          : -1;
+            if (path >= 0)
                 paths[path]++;
         }
         const int64_t KK = prod3(g.k);

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "depthwise/depthwise.h"
+#include "dw_paths.h"
 #include "core/isa.h"
 #include "winograd/wdw.h"
 
@@ -71,7 +72,7 @@ int main(int argc, char **argv)
                 const double t0 = now(nt);
                 for (int i = 0; i < inner; i++) {
                     if (k == 0)
-                        cc_dw_fwd_f32(&g, x, wt, b, y, nt);
+                        cc_dw_fwd_f32(&g, dw_default_path(&g, 4), x, wt, b, y, nt);
                     else
                         cc_wdw_fwd_f32(&g, x, wt, b, y, nt, NULL);
                 }

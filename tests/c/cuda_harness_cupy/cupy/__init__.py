@@ -115,7 +115,7 @@ class _Function:
 
 class RawModule:
     def __init__(self, code=None, options=(), name_expressions=None, **kwargs):
-        from cconv import _cuda_kernels
+        from cconv.cuda import kernels as _cuda_kernels
 
         assert code == _cuda_kernels.module_source(), "RawModule got other code than cconv/cuda"
         self.code = code

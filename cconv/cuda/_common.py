@@ -3,13 +3,13 @@
 algorithms, and the backend API that runs them on the arrays' device.
 
 Each backend's algorithms take the array module ``xp`` and the kernel front
-``K`` (``cconv._cuda_kernels.Kernels``) explicitly, so the tests run them
+``K`` (``cconv.cuda.kernels.Kernels``) explicitly, so the tests run them
 with NumPy and the CPU harness of the same .cu sources; the ``*_with``
 functions built here keep that form, the backend API fills in CuPy.
 """
 from __future__ import annotations
 
-from .. import _cuda_kernels
+from . import kernels as _cuda_kernels
 
 __all__ = ["check_cuda", "plain_ops", "device_api"]
 

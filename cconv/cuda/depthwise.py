@@ -7,7 +7,7 @@ chunk of output rows, then the chunks in order): deterministic, no atomics.
 from __future__ import annotations
 
 from .._dispatch import Backend
-from ._cuda_common import check_cuda, device_api, plain_ops
+from ._common import check_cuda, device_api, plain_ops
 
 BACKEND = Backend.CUDA_DEPTHWISE
 
@@ -15,8 +15,9 @@ __all__ = ["supports", "forward", "grad_input", "grad_weight", "forward_with", "
            "grad_weight_with", "dw_fwd", "dw_adj", "dw_wgrad"]
 
 
-def supports(p, xp, need_backward: bool = False) -> str | None:
-    why = check_cuda(xp, "CUDA_DEPTHWISE")
+def supports(q) -> str | None:
+    p = q.p
+    why = check_cuda(q.xp, "CUDA_DEPTHWISE")
     if why:
         return why
     if not p.is_depthwise:

@@ -85,14 +85,14 @@ def set_workspace_bytes(nbytes: int) -> None:
 # --------------------------------------------------------------------------
 def source_dir() -> str:
     """The folder holding the installed .cu/.cuh sources."""
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda")
+    here = os.path.dirname(os.path.abspath(__file__))
     if os.path.isfile(os.path.join(here, SOURCE_FILES[0])):
         return here
     # a loader without a real __file__ (zip, custom importer)
     from importlib import resources
 
     with contextlib.suppress(Exception):
-        p = resources.files("cconv") / "cuda"
+        p = resources.files("cconv.cuda")
         if (p / SOURCE_FILES[0]).is_file():
             return str(p)
     raise FileNotFoundError(f"cconv: the CUDA kernel sources are missing (looked in {here})")
@@ -291,15 +291,15 @@ def kernels_for(cp) -> Kernels:
 
 def context(a) -> tuple[Any, Kernels]:
     """(cupy, Kernels) for a cupy.ndarray ``a``; TypeError for anything else."""
-    from ._array import is_cupy
+    from .._array import is_cupy
 
     if not is_cupy(a):
         raise TypeError(
             f"cconv: the CUDA backends run cupy.ndarray arrays, but got {type(a).__module__}.{type(a).__name__}"
         )
-    from . import _cuda
+    from . import _cupy
 
-    cp = _cuda.require_cupy()
+    cp = _cupy.require_cupy()
     return cp, kernels_for(cp)
 
 

@@ -4,7 +4,7 @@ convolution on cupy.ndarray inputs.
 The three algorithms below (forward, adjoint, weight gradient of the plain
 convolution geometry ``ConvParams.geom()``) are shared with
 CUDA_GEMM_TRANSPOSE.  They take the array module ``xp`` and the kernel front
-``K`` (``cconv._cuda_kernels.Kernels``) as parameters, so the tests run them
+``K`` (``cconv.cuda.kernels.Kernels``) as parameters, so the tests run them
 with NumPy and the CPU harness of the same .cu sources.
 
 Tiling: a tile is ``nb`` images times ``np`` output columns (flattened output
@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 
-from .. import _cuda_kernels
+from . import kernels as _cuda_kernels
 from .._dispatch import Backend
-from ._cuda_common import check_cuda, device_api, plain_ops
+from ._common import check_cuda, device_api, plain_ops
 
 BACKEND = Backend.CUDA_GEMM
 
@@ -30,8 +30,9 @@ __all__ = ["supports", "forward", "grad_input", "grad_weight", "forward_with", "
            "grad_weight_with", "conv_fwd", "conv_adj", "conv_wgrad", "plan_tiles", "image_range"]
 
 
-def supports(p, xp, need_backward: bool = False) -> str | None:
-    why = check_cuda(xp, "CUDA_GEMM")
+def supports(q) -> str | None:
+    p = q.p
+    why = check_cuda(q.xp, "CUDA_GEMM")
     if why:
         return why
     if p.transposed:

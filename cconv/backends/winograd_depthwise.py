@@ -14,9 +14,10 @@ PyTorch) gives an infinity, and a NaN would reach the whole 2x2 output
 tile.  The kernels flag a NaN or an infinity as they read x (a running sum
 of each input row's transform, which no separate scan of x has to pay
 for: a scan cost about as much as the convolution here) and w, and the
-call is then recomputed by the DEPTHWISE backend (GEMM for one channel),
-whose direct product gives PyTorch's NaN/inf pattern; so benchmark mode,
-which times this backend too, cannot change a result's NaN/inf pattern.
+call runs on the method the default choice takes for non-finite data
+(``nonfinite``: 'data'), whose direct product gives PyTorch's NaN/inf
+pattern; so benchmark mode, which times this method too, cannot change a
+result's NaN/inf pattern.
 """
 from __future__ import annotations
 
@@ -32,15 +33,16 @@ except ImportError as e:  # pragma: no cover - a build without the extension
 
 BACKEND = Backend.WINOGRAD_DEPTHWISE_3X3
 
-__all__ = ["BACKEND", "supports", "forward", "grad_input", "grad_weight"]
+__all__ = ["BACKEND", "supports", "wanted", "nonfinite", "forward", "grad_input", "grad_weight"]
 
 _NAME = "WINOGRAD_DEPTHWISE_3X3"
 
 
-def supports(p, xp, need_backward: bool = False) -> str | None:
-    if xp is not np:
+def supports(q) -> str | None:
+    p = q.p
+    if q.xp is not np:
         return f"{_NAME} runs NumPy arrays on the CPU"
-    if need_backward:
+    if q.need_backward or q.op != "forward":
         return f"{_NAME} is inference only (no backward)"
     if p.transposed:
         return f"{_NAME} runs plain convolutions, not transposed ones"
@@ -70,23 +72,27 @@ def supports(p, xp, need_backward: bool = False) -> str | None:
     return None
 
 
-def forward(p, x, w, b, out) -> None:
+def wanted(q) -> bool:
+    """Never by default: it beat the direct kernels only on a few layers
+    (1x2x512x512 0.90-0.94, a tie on 4x16x64x64); benchmark mode times it."""
+    return False
+
+
+def nonfinite(q) -> str | None:
+    return "data"
+
+
+def forward(p, x, w, b, out) -> bool:
+    """out = conv(x, w) + b; True when a NaN or an infinity in x or w
+    stopped it (the kernels flag one as they read the data)."""
     if p.batch == 0 or out.size == 0:
-        return
-    if _winograd.fwd(p.geom(), x, w, b, out, get_num_threads()):
-        # a NaN or an infinity in x or w (flagged by the kernels as they
-        # read them): the direct kernel (GEMM's for one channel, which
-        # DEPTHWISE leaves to it) gives PyTorch's pattern
-        from . import depthwise, gemm
-
-        (depthwise if depthwise.supports(p, np) is None else gemm).forward(p, x, w, b, out)
+        return False
+    return _winograd.fwd(p.geom(), x, w, b, out, get_num_threads())
 
 
-def grad_input(p, gy, w, out) -> None:
-    raise NotImplementedError(
-        f"{_NAME} is inference only: it has no grad_input (use DEPTHWISE or GEMM)")
+def grad_input(p, gy, w, out) -> None:  # pragma: no cover - refused by supports()
+    raise NotImplementedError(f"{_NAME} is inference only: it has no grad_input")
 
 
-def grad_weight(p, x, gy, out) -> None:
-    raise NotImplementedError(
-        f"{_NAME} is inference only: it has no grad_weight (use DEPTHWISE or GEMM)")
+def grad_weight(p, x, gy, out) -> None:  # pragma: no cover - refused by supports()
+    raise NotImplementedError(f"{_NAME} is inference only: it has no grad_weight")

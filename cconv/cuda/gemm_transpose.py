@@ -1,12 +1,12 @@
 """CUDA_GEMM_TRANSPOSE: GEMM (``cupy.matmul``) + col2im as a gather (one
 thread per output element, no atomics, deterministic) for every transposed
 convolution on cupy.ndarray inputs: the adjoint of the plain convolution
-with the same weight (see cuda_gemm.py for the algorithms)."""
+with the same weight (see gemm.py for the algorithms)."""
 from __future__ import annotations
 
 from .._dispatch import Backend
-from ._cuda_common import check_cuda, device_api, plain_ops
-from .cuda_gemm import conv_adj, conv_fwd, conv_wgrad
+from ._common import check_cuda, device_api, plain_ops
+from .gemm import conv_adj, conv_fwd, conv_wgrad
 
 BACKEND = Backend.CUDA_GEMM_TRANSPOSE
 
@@ -14,8 +14,9 @@ __all__ = ["supports", "forward", "grad_input", "grad_weight", "forward_with", "
            "grad_weight_with"]
 
 
-def supports(p, xp, need_backward: bool = False) -> str | None:
-    why = check_cuda(xp, "CUDA_GEMM_TRANSPOSE")
+def supports(q) -> str | None:
+    p = q.p
+    why = check_cuda(q.xp, "CUDA_GEMM_TRANSPOSE")
     if why:
         return why
     if not p.transposed:

@@ -1,0 +1,27 @@
+"""SHIFT: stride-1 convolutions as one GEMM per tap over a padded band of
+input rows (src/gemm/shift_conv.c): the plain forward, and the adjoint
+(grad_input, transposed forward) as the forward of the flipped weight."""
+from __future__ import annotations
+
+from .._dispatch import Backend
+from ._gemm_common import adj_as_fwd, flip_nonfinite, fwd, gemm_method
+from ._plain import ops
+
+BACKEND = Backend.SHIFT
+_M = "shift"
+
+
+def _refusal(p, kind) -> str:
+    return f"SHIFT runs stride-1 convolutions with input channels, not stride {p.stride}"
+
+
+supports, wanted = gemm_method(BACKEND, _M, _refusal)
+
+
+def nonfinite(q) -> str | None:
+    return flip_nonfinite(q.p) if q.kind == "adj" else None
+
+
+forward, grad_input, grad_weight = ops(
+    lambda p, x, w, b, out: fwd(_M, p.geom(), x, w, b, out),
+    lambda p, y, w, b, out: adj_as_fwd(_M, p, y, w, b, out))

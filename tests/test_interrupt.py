@@ -1,0 +1,137 @@
+"""Ctrl-C during a long call: SIGINT raises KeyboardInterrupt promptly (the
+kernels stop between work items), the next call works, and a SIGINT
+handler that does not raise gets the call's full, right result.  Run in
+child processes (pytest handles KeyboardInterrupt itself)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix",
+                                reason="POSIX signals")
+
+_PRELUDE = textwrap.dedent("""
+    import os, signal, sys, threading, time
+    import numpy as np
+    import cconv
+
+    def make_call(kind, n):
+        # float64 layers of n images
+        if kind == "forward":
+            x = np.ones((n, 128, 160, 160)); w = np.ones((128, 128, 3, 3))
+            return lambda: cconv.conv2d(x, w, padding=1)
+        if kind == "transposed":
+            x = np.ones((n, 128, 80, 80)); w = np.ones((128, 128, 4, 4))
+            return lambda: cconv.conv_transpose2d(x, w, stride=2, padding=1)
+        if kind == "weight":
+            x = np.ones((n, 128, 160, 160)); gy = np.ones((n, 128, 160, 160))
+            return lambda: cconv.grad.conv2d_weight(x, (128, 128, 3, 3), gy, padding=1)
+        if kind == "depthwise":
+            x = np.ones((n, 256, 128, 128)); w = np.ones((256, 1, 7, 7))
+            return lambda: cconv.conv2d(x, w, padding=3, groups=256)
+        raise ValueError(kind)
+
+    def long_call(kind):
+        # as many images as make one call last a second or more here
+        f = make_call(kind, 1)
+        t, _ = timed(f)
+        n = max(1, min(16, int(1.5 / max(t, 1e-3)) + 1))
+        return make_call(kind, n) if n > 1 else f
+
+    def timed(f):
+        t0 = time.perf_counter(); r = f(); return time.perf_counter() - t0, r
+
+    def sigint_after(delay, sent):
+        def fire():
+            time.sleep(delay)
+            sent.append(time.perf_counter())
+            os.kill(os.getpid(), signal.SIGINT)
+        threading.Thread(target=fire, daemon=True).start()
+""")
+
+
+def _run(code, tmp_path, timeout=300):
+    r = subprocess.run([sys.executable, "-c", _PRELUDE + textwrap.dedent(code)], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+@pytest.mark.parametrize("kind", ["forward", "transposed", "weight", "depthwise"])
+def test_sigint_raises_promptly_and_the_next_call_works(kind, tmp_path):
+    out = _run(f"""
+        f = long_call({kind!r})
+        full, want = timed(f)
+        assert full > 0.6, f"the call took {{full:.2f}} s: too short to tell"
+        sent = []
+        sigint_after(min(0.2, full / 4), sent)
+        t0 = time.perf_counter()
+        try:
+            f()
+            raise SystemExit("no KeyboardInterrupt")
+        except KeyboardInterrupt:
+            lag = time.perf_counter() - sent[0]
+        assert lag < 0.5 and lag < full / 2, (lag, full)
+        again, got = timed(f)   # the next call runs to its end, right
+        assert np.array_equal(got, want)
+        print("ok", round(full, 2), round(lag, 3))
+    """, tmp_path)
+    assert "ok" in out
+
+
+def test_a_handler_that_does_not_raise_gets_the_full_result(tmp_path):
+    out = _run("""
+        f = long_call("forward")
+        full, want = timed(f)
+        seen = []
+        signal.signal(signal.SIGINT, lambda s, fr: seen.append(s))
+        sent = []
+        sigint_after(min(0.2, full / 4), sent)
+        got = f()
+        assert seen == [signal.SIGINT], seen
+        assert np.array_equal(got, want)
+        print("ok")
+    """, tmp_path)
+    assert "ok" in out
+
+
+def test_ignored_sigint_is_left_alone(tmp_path):
+    out = _run("""
+        f = long_call("forward")
+        full, want = timed(f)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        sent = []
+        sigint_after(min(0.2, full / 4), sent)
+        got = f()
+        assert np.array_equal(got, want)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        print("ok")
+    """, tmp_path)
+    assert "ok" in out
+
+
+def test_calls_from_other_threads_are_not_stopped(tmp_path):
+    # SIGINT goes to the main thread's Python handler; a long call made in
+    # another thread meanwhile runs to its end with the right result
+    out = _run("""
+        f = long_call("forward")
+        full, want = timed(f)
+        res = []
+        th = threading.Thread(target=lambda: res.append(f()))
+        th.start()
+        time.sleep(min(0.2, full / 4))
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(full * 3)
+        except KeyboardInterrupt:
+            pass
+        th.join()
+        assert np.array_equal(res[0], want)
+        print("ok")
+    """, tmp_path)
+    assert "ok" in out
