@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a second thread pays: each kernel family on problems of growing
 work, timed on 1 and 2 threads with every call split and threaded
-(CCONV_GRAIN_SCALE=0, so the grains of src/parallel.h do not decide), idle
+(CCONV_GRAIN_SCALE=0, so the grains of src/core/parallel.h do not decide), idle
 and with N other processes spinning on the CPUs.
 
     python benches/threads_grain.py                 # idle, then 2 and 4 busy processes

@@ -18,7 +18,7 @@ _requested: list[int | None] = [None]
 # a C int (the OpenMP runtime's); PyTorch refuses 2**31 as well
 _MAX_THREADS = 2**31 - 1
 # the most threads a kernel starts: 4 x the CPUs this process may run on
-# (src/parallel.h); larger counts are clamped to it
+# (src/core/parallel.h); larger counts are clamped to it
 _CAP = _kernels.thread_cap()
 # the thread that called fork() in this process, when it is a child forked
 # after cconv (or anything on its OpenMP runtime) ran a team of threads from
@@ -159,7 +159,7 @@ def workspace(nbytes: int) -> np.ndarray | None:
 
 def result_empty(xp, shape, dtype):
     """An uninitialised C-order array for a result or a full-size temporary:
-    on NumPy from the cache of freed result blocks (src/outbuf.h), so that a
+    on NumPy from the cache of freed result blocks (src/core/outbuf.h), so that a
     chain of calls reuses pages already mapped instead of faulting in new
     ones; ``xp.empty`` otherwise (CuPy has its own memory pool)."""
     if xp is np:

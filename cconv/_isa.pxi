@@ -1,11 +1,11 @@
 # The instruction-set functions every extension module with per-ISA kernels
-# includes (src/simd_isa.h).  Each module links its own copy of the C core,
-# hence its own choice: CCONV_SIMD sets them all at import, and set_isa
-# changes only the calling module's (for tests; not while kernels run).
+# includes (src/core/isa.h).  The modules share one C core library, hence one
+# choice: CCONV_SIMD sets it at import, and set_isa from any module switches
+# every kernel family (for tests; not while kernels run).
 import os as _os
 import warnings as _warnings
 
-cdef extern from "simd_isa.h" nogil:
+cdef extern from "core/isa.h" nogil:
     const char *cc_isa_name(int isa)
     int cc_isa_lookup(const char *name)
     int cc_isa_runs_here(int isa)
@@ -14,12 +14,12 @@ cdef extern from "simd_isa.h" nogil:
     int cc_isa_set(const char *name)
     int CC_ISA_COUNT
 
-# every instruction set cconv has kernels for, as src/simd_isa.c names them
+# every instruction set cconv has kernels for, as src/core/isa.c names them
 ISAS = tuple(cc_isa_name(i).decode() for i in range(CC_ISA_COUNT))
 
 
 def isa():
-    """The instruction set this module's kernels use."""
+    """The instruction set the C core's kernels use."""
     return cc_isa_name(cc_isa_current()).decode()
 
 
@@ -29,9 +29,9 @@ def available_isas():
 
 
 def set_isa(name=None):
-    """Force this module's instruction set (None or 'auto': the best
-    available); returns the previous one.  ValueError when it cannot run
-    here."""
+    """Force the C core's instruction set, for every kernel family (None or
+    'auto': the best available); returns the previous one.  ValueError when
+    it cannot run here."""
     prev = isa()
     cdef bytes b = b"auto" if name is None else str(name).encode()
     if cc_isa_set(b) != 0:

@@ -75,7 +75,7 @@ cdef int _check(int rc) except -1:
     return 0
 
 
-# The methods of src/gemm_conv.c (CC_M_*), by name.
+# The methods of src/gemm/gemm_conv.c (CC_M_*), by name.
 METHODS = ("im2col", "gemm_1x1", "shift", "implicit_gemm", "winograd_3x3")
 
 
@@ -236,7 +236,7 @@ def wino_workspace_bytes(tuple geom, int nthreads, int elsize):
 
 
 def conv_fwd_wino(tuple geom, x, w, b, y, ws, int nthreads):
-    """y = conv(x, w) + b by Winograd F(2x2, 3x3) (src/igemm/ig_wino.c),
+    """y = conv(x, w) + b by Winograd F(2x2, 3x3) (src/winograd/wino_conv.c),
     without the NaN/inf check: a 3x3 stride-1 geometry across the planes
     (2-D, or 3-D with any depth taps), else ValueError; b may be None."""
     _conv(_FWD_WINO, 0, geom, x, w, b, y, ws, nthreads)

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-"""Thin nogil wrapper over the channels-last forward (src/nhwc_conv.h).
+"""Thin nogil wrapper over the channels-last forward (src/nhwc/nhwc_conv.h).
 
 ``x`` is the flattened channels-last input (batch, *in, c_in), ``w`` the
 flattened weight as PyTorch stores it, ``y`` the flattened result, channels
@@ -22,7 +22,7 @@ include "_par.pxi"
 
 from . import _trace
 
-cdef extern from "nhwc_conv.h" nogil:
+cdef extern from "nhwc/nhwc_conv.h" nogil:
     int64_t cc_nhwc_fwd_workspace(const cc_geom *g, int nthreads, int64_t elsize)
     int cc_nhwc_fwd_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
                         float *y, int y_cl, void *ws, int64_t ws_bytes, int nthreads)
@@ -70,11 +70,11 @@ def fwd(tuple geom, x, w, b, y, int y_cl, ws, int nthreads):
         _trace.events.append(("fwd", "nhwc"))
 
 
-cdef extern from "transpose.h" nogil:
+cdef extern from "transpose/transpose.h" nogil:
     int cc_transpose(int64_t batch, int64_t rows, int64_t cols, int64_t elsize,
                      const void *src, void *dst, int nthreads)
 
-cdef extern from "weight_adjoint.h" nogil:
+cdef extern from "gemm/weight_adjoint.h" nogil:
     int cc_weight_adjoint(int64_t groups, int64_t cog, int64_t cig, int64_t kk,
                           int64_t elsize, const void *src, void *dst, int nthreads,
                           int *nonfinite)

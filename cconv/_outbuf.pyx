@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""NumPy arrays on cconv's cache of freed result blocks (src/outbuf.h).
+"""NumPy arrays on cconv's cache of freed result blocks (src/core/outbuf.h).
 
 ``empty(shape, dtype)`` is ``numpy.empty`` with the data taken from, and
 given back to, that cache: a NumPy memory handler (NEP 49) is set for the
@@ -16,7 +16,7 @@ import numpy as np
 
 cnp.import_array()
 
-cdef extern from "outbuf.h" nogil:
+cdef extern from "core/outbuf.h" nogil:
     size_t CC_OUTBUF_MIN_BYTES
     size_t CC_OUTBUF_MAX_BYTES
     size_t CC_OUTBUF_CAP_BYTES
@@ -26,7 +26,7 @@ cdef extern from "outbuf.h" nogil:
 
 cdef extern from *:
     """
-    #include "outbuf.h"
+    #include "core/outbuf.h"
     static void *ob_h_malloc(void *ctx, size_t n) { (void)ctx; return cc_outbuf_alloc(n, 0); }
     static void *ob_h_calloc(void *ctx, size_t nelem, size_t elsize) {
         (void)ctx;

@@ -1,4 +1,4 @@
-# Threads and interrupts (src/parallel.h), included by every kernel module
+# Threads and interrupts (src/core/parallel.h), included by every kernel module
 # after it cimports cc_geom.  Each module links its own copy of the C core,
 # so each has its own SIGINT watch and its own record of started pools.
 #
@@ -10,7 +10,7 @@ from cpython.exc cimport PyErr_CheckSignals
 
 import threading as _threading
 
-cdef extern from "parallel.h" nogil:
+cdef extern from "core/parallel.h" nogil:
     int cc_cpus()
     int cc_thread_cap()
     int cc_split_threads()

@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
 """Thin nogil wrappers over the depthwise 3x3 Winograd F(2x2,3x3) kernels
-(src/winograd/winograd.h): float32 forward only (inference).
+(src/winograd/wdw.h): float32 forward only (inference).
 
 Array arguments are flattened, C-contiguous float32 NumPy arrays; ``geom``
 is the tuple ``ConvParams.geom()`` returns (the plain convolution, padded to
@@ -19,7 +19,7 @@ from ._geom cimport CC_ERR_ARG, CC_ERR_NOMEM, CC_OK, cc_geom, fill_geom
 
 cnp.import_array()
 
-cdef extern from "winograd/winograd.h" nogil:
+cdef extern from "winograd/wdw.h" nogil:
     int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
                        float *y, int nthreads, int *nonfinite)
     int cc_wdw_geom_ok(const cc_geom *g)

@@ -33,6 +33,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
 
 #define CC_OK 0
 #define CC_ERR_NOMEM (-1)
@@ -58,7 +59,7 @@ typedef struct cc_geom {
  * threads together; tiles are sized to fit under it. */
 #define CC_WORKSPACE_CAP ((int64_t)32 * 1024 * 1024)
 
-/* ---- im2col / col2im (src/im2col.c) -------------------------------------
+/* ---- im2col / col2im (src/gemm/im2col.c) -------------------------------------
  * col has rows (ci, t0, t1, t2) for ci in [0, cin) and columns p in
  * [p0, p0 + np) of the flattened output; row stride ldc.  x is one image of
  * cin channels.  col2im adds into x. */
@@ -70,7 +71,7 @@ void cc_col2im_f32(const cc_geom *g, int64_t cin, const float *col, int64_t p0,
                    int64_t np, int64_t ldc, float *x);
 void cc_col2im_f64(const cc_geom *g, int64_t cin, const double *col, int64_t p0,
                    int64_t np, int64_t ldc, double *x);
-/* col2im in gather form (src/col2im_gather.c) for the whole output (col
+/* col2im in gather form (src/gemm/col2im_gather.c) for the whole output (col
  * holds every output position, row stride ldc): x = bias[ci] + the sum
  * cc_col2im_ would add (bias may be NULL: 0), each row of x formed once.
  * scratch: cc_col2im_gather_scratch_<dtype>(g) bytes, 8-byte aligned (-1
@@ -85,7 +86,7 @@ void cc_col2im_gather_f32(const cc_geom *g, int64_t cin, const float *col, int64
 void cc_col2im_gather_f64(const cc_geom *g, int64_t cin, const double *col, int64_t ldc,
                           const double *bias, void *scratch, double *x);
 
-/* ---- GEMM convolutions (src/gemm_conv.c) --------------------------------
+/* ---- GEMM convolutions (src/gemm/gemm_conv.c) --------------------------------
  * fwd : y = conv(x, w) (+ bias[c_out])                  plain forward
  * adj : x = conv_adjoint(y, w) (+ bias[c_in])           transposed forward,
  *                                                      grad_input of plain
@@ -104,7 +105,7 @@ void cc_col2im_gather_f64(const cc_geom *g, int64_t cin, const double *col, int6
 #define CC_M_SHIFT 2    /* fwd, stride 1: one GEMM per tap over a padded band */
 #define CC_M_IGEMM 3    /* fwd: implicit GEMM (src/igemm); wgrad: grouped, few
                            channels per group, the band read in place */
-#define CC_M_WINO 4     /* fwd: Winograd F(2x2, 3x3) (src/igemm/ig_wino.c);
+#define CC_M_WINO 4     /* fwd: Winograd F(2x2, 3x3) (src/winograd/wino_conv.c);
                            returns CC_NONFINITE at a NaN or an infinity */
 int cc_conv_fwd_applies(int m, const cc_geom *g, int nthreads, int64_t elsize);
 int cc_conv_fwd_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize);
@@ -131,7 +132,7 @@ int cc_conv_wgrad_f32(const cc_geom *g, int m, const float *x, const float *gy,
 int cc_conv_wgrad_f64(const cc_geom *g, int m, const double *x, const double *gy,
                       double *gw, void *ws, int64_t ws_bytes, int nthreads);
 
-/* ---- reductions (src/bias_grad.c) ---------------------------------------
+/* ---- reductions (src/gemm/bias_grad.c) ---------------------------------------
  * gb[c] = sum_{n, p} gy[n, c, p] for gy of shape (batch, channels, spatial);
  * accumulated in double (float32) or with pairwise blocks (float64). */
 /* Implicit-GEMM forward (src/igemm): no im2col matrix, the gather happens
@@ -145,7 +146,7 @@ int cc_conv_fwd_igemm_f64(const cc_geom *g, const double *x, const double *w,
                           const double *bias, double *y, void *ws, int64_t ws_bytes,
                           int nthreads);
 
-/* Winograd F(2x2, 3x3) forward (src/igemm/ig_wino.c) of a 2-D 3x3 stride-1
+/* Winograd F(2x2, 3x3) forward (src/winograd/wino_conv.c) of a 2-D 3x3 stride-1
  * convolution (dilation 1, any padding and groups): workspace in bytes, -1
  * for another geometry or a need above CC_WORKSPACE_CAP; the calls return
  * CC_ERR_ARG for another geometry. */
@@ -181,12 +182,13 @@ void cc_bias_grad_f32(int64_t batch, int64_t channels, int64_t spatial,
 void cc_bias_grad_f64(int64_t batch, int64_t channels, int64_t spatial,
                       const double *gy, double *gb, int nthreads);
 
-/* ---- info (src/info.c) -------------------------------------------------- */
+/* ---- info (src/core/info.c) -------------------------------------------------- */
 const char *cc_blas_config(void);
 const char *cc_blas_corename(void);
 int cc_openmp_max_threads(void);
 void cc_openmp_set_threads(int n);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

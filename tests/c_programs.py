@@ -1,20 +1,113 @@
-"""Building and running the C test programs of tests/c (native, AVX-512 on
-SIMDe, aarch64 under qemu): shared by the kernel test files."""
+"""The C test programs of tests/c, built by meson from this checkout and run
+by the kernel test files: natively, with the AVX-512 kernels on SIMDe's
+portable AVX-512, under AddressSanitizer and UBSan, and cross-compiled for
+aarch64 and run under qemu.
+
+Each mode is a kernels-only meson build (``-Dkernels_only=true``: the
+kernel families and tests/c, no Python, Cython or OpenBLAS) in
+``build/c-<mode>`` under the repository root, made on first use and brought
+up to date by meson afterwards: the programs link the same libraries, built
+with the same flags, as the package's core (src/meson.build,
+tests/c/meson.build).  ``meson test -C build/c-<mode>`` runs the same
+programs by hand."""
 from __future__ import annotations
 
+import functools
 import os
 import pathlib
 import shutil
 import subprocess
+import sys
 
-CDIR = pathlib.Path(__file__).resolve().parent / "c"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CDIR = ROOT / "tests" / "c"
+AARCH64_SYSROOT = "/usr/aarch64-linux-gnu"
+
+# meson setup arguments of each mode, after -Dkernels_only=true
+MODE_ARGS = {
+    "native": [],
+    "simde": ["-Dsimde_avx512=true"],
+    # -g for readable reports; UBSan stops at the first error
+    "asan": ["-Db_sanitize=address,undefined", "-Db_lundef=false",
+             "-Dc_args=-g -fno-sanitize-recover=all"],
+    "aarch64": ["--cross-file", str(CDIR / "cross" / "aarch64-linux-gnu.ini")],
+}
 
 
-def build(script: str, mode: str, out, env: dict | None = None) -> None:
-    """Run tests/c/<script> MODE OUT; fail the test with its output if it fails."""
-    r = subprocess.run(["sh", str(CDIR / script), mode, str(out)], capture_output=True, text=True,
-                       timeout=600, env=None if env is None else dict(os.environ, **env))
-    assert r.returncode == 0, f"{script} {mode} failed:\n{r.stdout}\n{r.stderr}"
+def _env() -> dict:
+    """The environment for meson: the running Python's scripts directory (a
+    virtual environment's bin, where pip puts meson and ninja) first on PATH."""
+    bindir = os.path.dirname(sys.executable)
+    return dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+
+
+def _meson() -> list | None:
+    """The command that runs meson, or None."""
+    try:
+        import mesonbuild  # noqa: F401
+        return [sys.executable, "-m", "mesonbuild.mesonmain"]
+    except ImportError:
+        exe = shutil.which("meson", path=_env()["PATH"])
+        return [exe] if exe else None
+
+
+@functools.lru_cache(maxsize=None)
+def _tools_missing() -> str | None:
+    if _meson() is None:
+        return "meson absent (pip install meson; the 'test' extra has it)"
+    path = _env()["PATH"]
+    if not any(shutil.which(n, path=path) for n in ("ninja", "samu")):
+        return "ninja absent (pip install ninja; the 'test' extra has it)"
+    if shutil.which(os.environ.get("CC", "gcc")) is None:
+        return "no C compiler (gcc) to build tests/c"
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _asan_missing() -> str | None:
+    r = subprocess.run([os.environ.get("CC", "gcc"), "-fsanitize=address,undefined", "-x", "c", "-",
+                        "-o", os.devnull], input="int main(void){return 0;}",
+                       capture_output=True, text=True)
+    return None if r.returncode == 0 else "the C compiler cannot link -fsanitize=address,undefined"
+
+
+def missing(mode: str, module_isas=()) -> str | None:
+    """Why the C programs cannot be built and run in ``mode`` here, or None
+    (``module_isas``: a kernel module's available_isas(), for "simde")."""
+    why = _tools_missing()
+    if why:
+        return why
+    if mode == "asan":
+        return _asan_missing()
+    if mode == "simde":
+        if not pathlib.Path("/usr/include/simde/x86/avx512.h").exists():
+            return "SIMDe headers absent (Debian: apt-get install libsimde-dev)"
+        if "avx2" not in module_isas:
+            return "the SIMDe build of the AVX-512 kernels needs an AVX2 CPU"
+    if mode == "aarch64":
+        if shutil.which("aarch64-linux-gnu-gcc") is None:
+            return "cross compiler aarch64-linux-gnu-gcc absent (Debian: gcc-aarch64-linux-gnu)"
+        if shutil.which("qemu-aarch64") is None:
+            return "qemu-aarch64 absent (Debian: qemu-user)"
+        if not pathlib.Path(AARCH64_SYSROOT).is_dir():
+            return f"aarch64 sysroot {AARCH64_SYSROOT} absent (Debian: libc6-dev-arm64-cross)"
+    return None
+
+
+def _meson_run(args: list, what: str) -> None:
+    r = subprocess.run(_meson() + args, capture_output=True, text=True, timeout=3600, env=_env())
+    assert r.returncode == 0, f"{what} failed:\n{r.stdout[-6000:]}\n{r.stderr[-4000:]}"
+
+
+def build(program: str, mode: str) -> pathlib.Path:
+    """tests/c/<program> built for ``mode``: the path of the executable."""
+    bdir = ROOT / "build" / f"c-{mode}"
+    if not (bdir / "build.ninja").exists():
+        shutil.rmtree(bdir, ignore_errors=True)
+        _meson_run(["setup", str(bdir), str(ROOT), "-Dkernels_only=true"] + MODE_ARGS[mode],
+                   f"meson setup of the {mode} build")
+    _meson_run(["compile", "-C", str(bdir), program], f"building {program} ({mode})")
+    return bdir / "tests" / "c" / program
 
 
 def run_check(cmd) -> str:
@@ -25,47 +118,12 @@ def run_check(cmd) -> str:
     return r.stdout
 
 
-def cc_missing(program: str) -> str | None:
-    """Why ``program`` (a tests/c file) cannot be built here, or None."""
-    if shutil.which(os.environ.get("CC", "gcc")) is None:
-        return f"no C compiler (gcc) to build tests/c/{program}"
-    return None
-
-
-def asan_missing(program: str) -> str | None:
-    """Why ``program`` cannot be built with AddressSanitizer here, or None."""
-    why = cc_missing(program)
-    if why:
-        return why
-    r = subprocess.run([os.environ.get("CC", "gcc"), "-fsanitize=address", "-x", "c", "-",
-                        "-o", os.devnull], input="int main(void){return 0;}",
-                       capture_output=True, text=True)
-    return None if r.returncode == 0 else "the C compiler cannot link -fsanitize=address"
-
-
-def simde_missing(program: str, module_isas) -> str | None:
-    """Why ``program``'s AVX-512 kernels cannot be built on SIMDe's portable
-    AVX-512 and run here, or None (``module_isas``: the kernel module's
-    available_isas())."""
-    why = cc_missing(program)
-    if why:
-        return why
-    if not pathlib.Path("/usr/include/simde/x86/avx512.h").exists():
-        return "SIMDe headers absent (Debian: apt-get install libsimde-dev)"
-    if "avx2" not in module_isas:
-        return "the SIMDe build of the AVX-512 kernel needs an AVX2 CPU"
-    return None
-
-
-def neon_missing() -> str | None:
-    """Why the aarch64 cross build cannot run under qemu here, or None."""
-    if shutil.which("aarch64-linux-gnu-gcc") is None:
-        return "cross compiler aarch64-linux-gnu-gcc absent (Debian: gcc-aarch64-linux-gnu)"
-    if shutil.which("qemu-aarch64") is None:
-        return "qemu-aarch64 absent (Debian: qemu-user)"
-    if not pathlib.Path("/usr/aarch64-linux-gnu").is_dir():
-        return "aarch64 sysroot /usr/aarch64-linux-gnu absent"
-    return None
+def run(program: str, mode: str, *args: str) -> str:
+    """Build tests/c/<program> for ``mode`` and run it with ``args`` (under
+    qemu for aarch64); it must pass.  Its stdout."""
+    exe = build(program, mode)
+    prefix = ["qemu-aarch64", "-L", AARCH64_SYSROOT] if mode == "aarch64" else []
+    return run_check(prefix + [str(exe)] + list(args))
 
 
 def cpu_isas(module_isas) -> list:

@@ -123,7 +123,9 @@ def reduction_length(c_in, groups, kernel):
 
 
 def tolerance(dtype, red_len=0):
-    """Relative-error bound of DESIGN.md for a result of ``dtype``."""
+    """Relative-error bound every result of ``dtype`` is held to: float32
+    1e-5 (1e-4 for dot products longer than 2000), float64 1e-12, float16
+    2e-3 (computed in float32, rounded once)."""
     dt = np.dtype(dtype)
     if dt in (np.float32, np.complex64):
         return 1e-4 if red_len > 2000 else 1e-5

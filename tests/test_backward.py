@@ -216,7 +216,8 @@ def _note(dtype, errs):
 
 
 def required_backends(case, dtype):
-    """Backends DESIGN.md says must run this backward, forced in turn."""
+    """Backends that must run this backward, forced in turn: the default
+    choice, EMPTY for an empty batch, and the GEMM backend of the problem."""
     out = [None]
     if case.batch == 0:
         out.append(Backend.EMPTY)
@@ -447,7 +448,7 @@ def test_realistic_sizes(case, dtype):
 @pytest.mark.parametrize("batch", [5, 7, 8, 9, 13])
 @pytest.mark.parametrize("transposed", [False, True])
 def test_batched_gemm_image_blocks(batch, transposed, dtype):
-    """Small images are batched several to a GEMM (src/gemm_plan.h, P * nb
+    """Small images are batched several to a GEMM (src/gemm/gemm_plan.h, P * nb
     under 384 columns), in blocks of equal size: batches that do not divide
     evenly, every gradient, 1 and 2 threads, the GEMM backends forced."""
     rng = np.random.default_rng(700 + batch)

@@ -466,7 +466,7 @@ def test_against_torch_channels_last(seed):
 
 @pytest.mark.parametrize("seed", range(24))
 def test_nhwc_kernel_direct(seed):
-    """src/nhwc_conv.c itself, also where the dispatcher keeps the copy path
+    """src/nhwc/nhwc_conv.c itself, also where the dispatcher keeps the copy path
     (grouped kxk with few channels per group): both result layouts, 1 and 2
     threads, both col orders."""
     from cconv._params import make_params

@@ -18,7 +18,6 @@ import itertools
 import os
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 
@@ -250,6 +249,21 @@ def test_isa_selection(isa_guard):
     for isa in set(_depthwise.ISAS) - set(ISAS):
         with pytest.raises(ValueError):
             _depthwise.set_isa(isa)
+
+
+def test_one_isa_choice_for_every_module(isa_guard):
+    """The extension modules share one C core library, so one choice of
+    instruction set: set_isa through any module switches every kernel
+    family (depthwise, implicit GEMM and dense Winograd, depthwise Winograd,
+    layout transpose)."""
+    from cconv import _kernels, _nhwc, _winograd
+
+    modules = (_depthwise, _kernels, _nhwc, _winograd)
+    for setter in modules:
+        for isa in ISAS:
+            setter.set_isa(isa)
+            assert [m.isa() for m in modules] == [isa] * len(modules), setter.__name__
+        assert all(m.available_isas() == ISAS for m in modules)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -656,10 +670,12 @@ def test_bad_arguments():
 def test_env_var_forces_isa(tmp_path):
     code = "from cconv import _depthwise as d; print(d.isa())"
     env = dict(os.environ, CCONV_SIMD="scalar")
-    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+    every = ("from cconv import _depthwise, _kernels, _nhwc, _winograd; "
+             "print(*(m.isa() for m in (_depthwise, _kernels, _nhwc, _winograd)))")
+    r = subprocess.run([sys.executable, "-c", every], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip().splitlines()[-1] == "scalar"
+    assert r.stdout.strip().splitlines()[-1] == "scalar scalar scalar scalar"
     env["CCONV_SIMD"] = "no-such-isa"
     r = subprocess.run([sys.executable, "-W", "always", "-c", code], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=300)
@@ -670,60 +686,34 @@ def test_env_var_forces_isa(tmp_path):
 
 # ---- the C test program: native, SIMDe AVX-512, aarch64 under qemu -----------
 
-def _build(mode, out, main="dw_check"):
-    c_programs.build("build_dw_check.sh", mode, out, env={"MAIN": main})
+def _missing(mode):
+    return c_programs.missing(mode, ISAS)
 
 
-_run = c_programs.run_check
-
-
-def _cc_ok():
-    return shutil.which(os.environ.get("CC", "gcc")) is not None
-
-
-@pytest.mark.skipif(not _cc_ok(), reason="no C compiler (gcc) to build tests/c/dw_check.c")
-def test_c_native(tmp_path):
+@pytest.mark.skipif(_missing("native") is not None, reason=str(_missing("native")))
+def test_c_native():
     """Every instruction set the CPU runs vs the naive C reference and the
     scalar kernels."""
-    exe = tmp_path / "dw_check"
-    _build("native", exe)
-    out = _run([str(exe), "300", "1"])
+    out = c_programs.run("dw_check", "native", "300", "1")
     for isa in c_programs.cpu_isas(ISAS):
         assert isa in out.splitlines()[0]
     paths = re.search(r"plane (\d+), rows (\d+), channels-last (\d+)", out)
     assert paths and min(int(v) for v in paths.groups()) > 0, out  # every forward path ran
 
 
-def _simde_ok():
-    if not _cc_ok():
-        return "no C compiler (gcc)"
-    if not pathlib.Path("/usr/include/simde/x86/avx512.h").exists():
-        return "SIMDe headers absent (Debian: apt-get install libsimde-dev)"
-    if "avx2" not in ISAS:
-        return "SIMDe build of the AVX-512 kernels needs an AVX2 CPU"
-    return None
-
-
-@pytest.mark.skipif(_simde_ok() is not None, reason=str(_simde_ok()))
-def test_c_avx512_on_simde(tmp_path):
+@pytest.mark.skipif(_missing("simde") is not None, reason=str(_missing("simde")))
+def test_c_avx512_on_simde():
     """The AVX-512 kernels, built on SIMDe's portable AVX-512, on any AVX2
     CPU (this checks the kernels' logic where the CPU lacks AVX-512)."""
-    exe = tmp_path / "dw_check_simde"
-    _build("simde", exe)
-    out = _run([str(exe), "100", "2"])
+    out = c_programs.run("dw_check", "simde", "100", "2")
     assert "avx512" in out.splitlines()[0]
 
 
-_neon_missing = c_programs.neon_missing
-
-
-@pytest.mark.skipif(_neon_missing() is not None, reason=str(_neon_missing()))
-def test_c_neon_under_qemu(tmp_path):
+@pytest.mark.skipif(_missing("aarch64") is not None, reason=str(_missing("aarch64")))
+def test_c_neon_under_qemu():
     """The NEON kernels, cross-compiled for aarch64 and run under qemu,
     against the naive C reference and the scalar kernels."""
-    exe = tmp_path / "dw_check_a64"
-    _build("aarch64", exe)
-    out = _run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", str(exe), "150", "3"])
+    out = c_programs.run("dw_check", "aarch64", "150", "3")
     assert "neon" in out.splitlines()[0]
 
 

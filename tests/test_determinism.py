@@ -1,6 +1,6 @@
 """Results do not depend on the thread count: every forward, gradient and
 double-backward result is bit-identical at 1, 2 and 3 threads, for every
-backend (src/parallel.h: the work splits depend on the problem and the CPU
+backend (src/core/parallel.h: the work splits depend on the problem and the CPU
 count, never on set_num_threads).
 
 Two runs: problems large enough to be split at the measured grains, in this

@@ -98,7 +98,9 @@ def test_random_against_reference(seed):
 @pytest.mark.parametrize("present", PRESENT)
 @pytest.mark.parametrize("transposed", [False, True])
 def test_none_rules(transposed, present):
-    """None only when an output cannot be computed (DESIGN.md)."""
+    """None only when an output cannot be computed: a gradient of the
+    double backward is None exactly when none of the grad-grads it depends
+    on is given (as aten::convolution_backward's double backward)."""
     rng = np.random.default_rng(1)
     case = random_case(rng, nsp=2, transposed=transposed)
     ggO, gI, gW = double_backward(case, *make(case, rng, np.float64, present))

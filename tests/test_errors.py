@@ -1,5 +1,6 @@
-"""Every check of DESIGN.md's Errors section (PyTorch's check_shape_forward,
-batchify, convolution_same and _convolution parameter checks): the exception
+"""Every argument check cconv makes before any work (PyTorch's
+check_shape_forward, batchify, convolution_same and _convolution parameter
+checks, as cconv/_params.py has them): the exception
 type, and that the message names the offending argument and, where sensible,
 the sizes.  Absurd sizes run in subprocesses so that a crash is detected."""
 

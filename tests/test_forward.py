@@ -1,7 +1,9 @@
 """Randomised forward tests of cconv against tests/reference.py.
 
-Every random case is run through every backend that DESIGN.md says must run
-it (forced with ``backend=``, as a member and as its string value), through
+Every random case is run through every backend that must run it
+(``required_backends``: GEMM or GEMM_TRANSPOSE always, EMPTY for an empty
+batch, DEPTHWISE and WINOGRAD_DEPTHWISE_3X3 for the problems they are for;
+forced with ``backend=``, as a member and as its string value), through
 whatever ``select_backend`` picks, and through the default ``backend=None``;
 each result is checked for values, dtype, shape, array type, call-to-call
 bit-identity, memory sharing, ``out=`` and untouched inputs.
@@ -176,7 +178,10 @@ class Case:
             output_padding=self.kwargs.get("output_padding", 0), groups=self.kwargs["groups"])
 
     def required_backends(self):
-        """The backends DESIGN.md says must run this case."""
+        """The backends that must run this case: every problem has a GEMM
+        backend, an empty batch EMPTY, a real 2-D depthwise one DEPTHWISE,
+        and a float32 3x3 stride-1 undilated depthwise one with padding of
+        at most 1 WINOGRAD_DEPTHWISE_3X3."""
         n = self.x.shape[0] if self.batched else 1
         req = []
         if n == 0:
@@ -1047,7 +1052,7 @@ def test_small_images_split_by_output_channels(shape, wshape, stride, pad, group
 @pytest.mark.parametrize("seed", range(6))
 def test_small_planes_padded_plane_im2col(seed, restore_threads):
     """im2col of whole small images with short output lines goes through a
-    zero-padded copy of each plane (src/im2col_impl.h): random 1-3-D
+    zero-padded copy of each plane (src/gemm/im2col.inc): random 1-3-D
     geometries that the GEMM forward runs by im2col (strides leaving input
     rows unread, dilation, padding wider than the kernel reaches, groups),
     forward and grad_weight against the float64 reference, 1-3 threads."""
@@ -1091,7 +1096,7 @@ def test_small_planes_padded_plane_im2col(seed, restore_threads):
 def test_small_planes_padded_plane_col2im(seed, restore_threads):
     """col2im of whole small images (the transposed forward and the strided
     grad_input of the GEMM backends) adds into a zero-padded plane
-    (src/im2col_impl.h), stride-2 taps in interleaved pairs: random 1-3-D
+    (src/gemm/im2col.inc), stride-2 taps in interleaved pairs: random 1-3-D
     transposed layers with stride 1-3, dilation, padding, output padding
     and groups against the float64 reference, 1-3 threads."""
     rng = np.random.default_rng(700 + seed)
@@ -1123,7 +1128,7 @@ def test_small_planes_padded_plane_col2im(seed, restore_threads):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_whole_output_gather_col2im(seed, restore_threads):
-    """col2im in gather form (src/col2im_gather_impl.h): where the adjoint's
+    """col2im in gather form (src/gemm/col2im_gather.inc): where the adjoint's
     whole output is one column block and its rows (the transposed layer's
     input rows) are longer than 16, each row of the result is formed once,
     bias included, with no pass setting it first.  Random 1-3-D transposed

@@ -14,7 +14,6 @@ tests/c/ig_check.c against a naive product and the scalar kernel.
 from __future__ import annotations
 
 import pathlib
-import shutil
 import zlib
 
 import numpy as np
@@ -419,39 +418,26 @@ def test_igemm_rejects_small_workspace():
 
 # ---- the C micro-kernel check: native, AVX-512 on SIMDe, NEON under qemu ------
 
-def _build(mode, out):
-    c_programs.build("build_ig_check.sh", mode, out)
+def _missing(mode):
+    return c_programs.missing(mode, ISAS)
 
 
-_run = c_programs.run_check
-
-
-@pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler (gcc)")
-def test_c_native(tmp_path):
-    exe = tmp_path / "ig_check"
-    _build("native", exe)
-    out = _run([str(exe), "200", "1"])
+@pytest.mark.skipif(_missing("native") is not None, reason=str(_missing("native")))
+def test_c_native():
+    out = c_programs.run("ig_check", "native", "200", "1")
     for name in c_programs.cpu_isas(ISAS):
         assert name in out.splitlines()[0]
 
 
-@pytest.mark.skipif(not pathlib.Path("/usr/include/simde/x86/avx512.h").exists() or "avx2" not in ISAS,
-                    reason="SIMDe headers (Debian: libsimde-dev) and an AVX2 CPU needed")
-def test_c_avx512_on_simde(tmp_path):
-    exe = tmp_path / "ig_check_simde"
-    _build("simde", exe)
-    out = _run([str(exe), "100", "2"])
+@pytest.mark.skipif(_missing("simde") is not None, reason=str(_missing("simde")))
+def test_c_avx512_on_simde():
+    out = c_programs.run("ig_check", "simde", "100", "2")
     assert "avx512" in out.splitlines()[0]
 
 
-_neon_missing = c_programs.neon_missing
-
-
-@pytest.mark.skipif(_neon_missing() is not None, reason=str(_neon_missing()))
-def test_c_neon_under_qemu(tmp_path):
-    exe = tmp_path / "ig_check_a64"
-    _build("aarch64", exe)
-    out = _run(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", str(exe), "100", "3"])
+@pytest.mark.skipif(_missing("aarch64") is not None, reason=str(_missing("aarch64")))
+def test_c_neon_under_qemu():
+    out = c_programs.run("ig_check", "aarch64", "100", "3")
     assert "neon" in out.splitlines()[0]
 
 
@@ -539,7 +525,7 @@ def test_wgrad_method():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_igemm_wide_column_strides(name, dtype):
     """Column strides of 8 and more split the band's rows into their phases
-    by a tiled transpose (ig_band_impl.h, IG_PHASE_BLOCKED_MIN, tiles of 8
+    by a tiled transpose (ig_band.inc, IG_PHASE_BLOCKED_MIN, tiles of 8
     places x 64 phases), strides 3-7 by per-phase gathers: strides across
     the tile edges (4-9, 63-65, 130, 256), 3-D, kernels narrower and wider
     than the stride, left and right

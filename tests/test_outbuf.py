@@ -1,4 +1,4 @@
-"""The cache of freed result blocks (src/outbuf.c, cconv/_outbuf.pyx).
+"""The cache of freed result blocks (src/core/outbuf.c, cconv/_outbuf.pyx).
 
 Results are allocated through a NumPy memory handler that keeps freed
 blocks of >= 128 KiB for the next result of about their size.  A reused

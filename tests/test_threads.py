@@ -2,7 +2,8 @@
 calls, bit for bit (the GIL is released around the kernels and the scratch
 memory is per thread); empty_cache() from another thread in the middle of
 them is harmless; threadpoolctl sees cconv's OpenMP pool and its limits are
-respected (DESIGN.md: Dispatch and configuration, Kernels)."""
+respected (the kernels run on OpenMP threads, as many as
+cconv.set_num_threads or OMP_NUM_THREADS says)."""
 
 from __future__ import annotations
 

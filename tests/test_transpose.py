@@ -1,5 +1,5 @@
 """The layout transpose between channels first and channels last
-(src/transpose.c, tile kernels per instruction set in src/transpose/):
+(src/transpose/transpose.c, tile kernels per instruction set in src/transpose/):
 every kernel this CPU and build run, bit for bit against NumPy's own
 transpose, through the module function and through the copies of
 cconv._layout; the argument checks; the C check program natively, on
@@ -122,51 +122,30 @@ def test_set_isa_rejects_unknown(isa_guard):
 
 # ---- the C check program: native, SIMDe AVX-512, ASan, aarch64 under qemu ----
 
-def _cc_missing():
-    return c_programs.cc_missing("tr_check.c")
+def _missing(mode):
+    return c_programs.missing(mode, ISAS)
 
 
-def _build(mode, out):
-    c_programs.build("tr_build.sh", mode, out)
-
-
-@pytest.mark.skipif(_cc_missing() is not None, reason=str(_cc_missing()))
-def test_c_native(tmp_path):
-    exe = tmp_path / "tr_check"
-    _build("native", exe)
-    out = c_programs.run_check([str(exe), "300", "1"])
+@pytest.mark.skipif(_missing("native") is not None, reason=str(_missing("native")))
+def test_c_native():
+    out = c_programs.run("tr_check", "native", "300", "1")
     for isa in c_programs.cpu_isas(ISAS):
         assert isa in out.splitlines()[0]
 
 
-def _asan_missing():
-    return c_programs.asan_missing("tr_check.c")
-
-
-@pytest.mark.skipif(_asan_missing() is not None, reason=str(_asan_missing()))
-def test_c_asan(tmp_path):
+@pytest.mark.skipif(_missing("asan") is not None, reason=str(_missing("asan")))
+def test_c_asan():
     """No read or write outside the buffers (ragged tiles, block edges)."""
-    exe = tmp_path / "tr_check_asan"
-    _build("asan", exe)
-    c_programs.run_check([str(exe), "120", "2"])
+    c_programs.run("tr_check", "asan", "120", "2")
 
 
-def _simde_missing():
-    return c_programs.simde_missing("tr_check.c", ISAS)
-
-
-@pytest.mark.skipif(_simde_missing() is not None, reason=str(_simde_missing()))
-def test_c_avx512_on_simde(tmp_path):
-    exe = tmp_path / "tr_check_simde"
-    _build("simde", exe)
-    out = c_programs.run_check([str(exe), "150", "3"])
+@pytest.mark.skipif(_missing("simde") is not None, reason=str(_missing("simde")))
+def test_c_avx512_on_simde():
+    out = c_programs.run("tr_check", "simde", "150", "3")
     assert "avx512" in out.splitlines()[0]
 
 
-@pytest.mark.skipif(c_programs.neon_missing() is not None, reason=str(c_programs.neon_missing()))
-def test_c_neon_under_qemu(tmp_path):
-    exe = tmp_path / "tr_check_a64"
-    _build("aarch64", exe)
-    out = c_programs.run_check(["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu", str(exe),
-                                "200", "4"])
+@pytest.mark.skipif(_missing("aarch64") is not None, reason=str(_missing("aarch64")))
+def test_c_neon_under_qemu():
+    out = c_programs.run("tr_check", "aarch64", "200", "4")
     assert "neon" in out.splitlines()[0]

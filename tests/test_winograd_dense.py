@@ -1,4 +1,4 @@
-"""Winograd F(2x2, 3x3) for 3x3 stride-1 layers (src/igemm/ig_wino.c,
+"""Winograd F(2x2, 3x3) for 3x3 stride-1 layers (src/winograd/wino_conv.c,
 ``_kernels.conv_fwd_wino``), the forward method the dispatcher picks
 for 3x3 stride-1 layers (dilation 1-4; 2-D, and 3-D with 3x3 stride-1
 planes and any depth taps) of enough channels on large enough images.
@@ -193,13 +193,13 @@ def _method(xs, ws, padding, groups, dtype=np.float32, nt=2, dil=1):
 
 
 # the rule for vectors of at most 8 floats (AVX2, NEON; float64 always),
-# and the one for 16-lane float32 (AVX-512): src/gemm_conv.c
+# and the one for 16-lane float32 (AVX-512): src/gemm/gemm_conv.c
 NARROW = next((n for n in ("avx2", "neon", "scalar") if n in ISAS), None)
 WIDE = "avx512" if "avx512" in ISAS else None
 
 
 def test_method_rule():
-    """Both sides of each clause of cc_wino_wanted (src/gemm_conv.c), on
+    """Both sides of each clause of cc_wino_wanted (src/gemm/gemm_conv.c), on
     vectors of at most 8 floats."""
     with forced_isa(NARROW):
         _check_narrow_rule()

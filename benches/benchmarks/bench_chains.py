@@ -4,7 +4,7 @@ as a network's forward runs them.
 What it measures beyond the single-layer suites: the results' memory.  Each
 call returns a fresh array; glibc often hands a freed result's pages back to
 the system, and the next results then fault in new ones (about 1 us per 4
-KiB).  cconv allocates results from a cache of freed blocks (src/outbuf.c);
+KiB).  cconv allocates results from a cache of freed blocks (src/core/outbuf.c);
 ``empty_cache`` runs in ``setup`` only, so the timed rounds see the cache
 warm, as a loop over a network would.
 

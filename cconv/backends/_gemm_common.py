@@ -1,4 +1,4 @@
-"""What the methods of src/gemm_conv.c share: scratch memory from the
+"""What the methods of src/gemm/gemm_conv.c share: scratch memory from the
 per-thread cache, the mapping of an operation onto the plain geometry's
 fwd/adj/wgrad, the CPU check, and the adjoint run as a forward convolution
 (the stride-1 grad_input or transposed forward of IMPLICIT_GEMM,
@@ -120,7 +120,7 @@ def flip_waste_ok(p) -> bool:
 def flipped_weight(geom, w) -> tuple[np.ndarray, bool]:
     """The weight of the adjoint as a forward: per group, the channel axes
     swapped and the taps reversed, (c_in, c_out // groups, *k), by
-    src/transpose.c (NumPy's copy of the reversed view took 6.6 ms for a
+    src/transpose/transpose.c (NumPy's copy of the reversed view took 6.6 ms for a
     512x512x3x3 weight, the C loop about 1); and whether it is all finite
     (taps of one: not looked at, True)."""
     batch, groups, c_in, c_out, im, co, k, stride, pad, dil = geom

@@ -1,7 +1,7 @@
 """GEMM: im2col + GEMM for every plain (non-transposed) convolution: the
 forward as im2col tiles and GEMMs, grad_input as GEMMs and col2im,
 grad_weight as im2col tiles and GEMMs accumulated over the batch
-(src/gemm_conv.c, method 'im2col').  The method of last resort: it runs
+(src/gemm/gemm_conv.c, method 'im2col').  The method of last resort: it runs
 every plain problem, so the default choice takes it when nothing more
 specialised is wanted."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """GEMM_1X1: 1x1 convolutions of stride 1 without padding, whose im2col
 is the input itself: the forward, grad_input and grad_weight as GEMMs that
 read the arrays in place (blocks of several small images share one GEMM
-through a copy), plain or transposed (src/gemm_conv.c, method
+through a copy), plain or transposed (src/gemm/gemm_conv.c, method
 'gemm_1x1')."""
 from __future__ import annotations
 

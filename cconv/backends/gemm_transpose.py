@@ -1,7 +1,7 @@
 """GEMM_TRANSPOSE: GEMM + col2im for every transposed convolution (the
 adjoint of the plain convolution with the same weight); its grad_input is
 the plain forward by im2col + GEMM, its grad_weight the plain weight
-gradient with the operands swapped (src/gemm_conv.c, method 'im2col')."""
+gradient with the operands swapped (src/gemm/gemm_conv.c, method 'im2col')."""
 from __future__ import annotations
 
 from .._dispatch import Backend

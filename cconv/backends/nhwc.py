@@ -1,4 +1,4 @@
-"""NHWC: plain convolutions of channels-last inputs on src/nhwc_conv.c,
+"""NHWC: plain convolutions of channels-last inputs on src/nhwc/nhwc_conv.c,
 which reads the input's channels-last memory in place (no layout copy) and
 writes the result channels last, or channels first into ``out=``.  Forward
 only (grouped, strided, dilated, 1-D to 3-D, float32/float64; float16

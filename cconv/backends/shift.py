@@ -1,5 +1,5 @@
 """SHIFT: stride-1 convolutions as one GEMM per tap over a padded band of
-input rows (src/shift_conv.c): the plain forward, and the adjoint
+input rows (src/gemm/shift_conv.c): the plain forward, and the adjoint
 (grad_input, transposed forward) as the forward of the flipped weight."""
 from __future__ import annotations
 

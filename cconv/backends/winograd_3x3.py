@@ -1,4 +1,4 @@
-"""WINOGRAD_3X3: Winograd F(2x2, 3x3) (src/igemm/ig_wino.c) for 3x3
+"""WINOGRAD_3X3: Winograd F(2x2, 3x3) (src/winograd/wino_conv.c) for 3x3
 stride-1 layers across the planes (2-D, or 3-D with any depth taps;
 dilation 1-4): the plain forward, and the adjoint (grad_input, transposed
 forward) at stride 1 as the forward of the flipped weight.  Its transforms

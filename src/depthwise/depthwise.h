@@ -21,7 +21,7 @@
  * Scratch memory (row buffers, a few KiB per thread; partial sums of wgrad)
  * is allocated inside and freed before returning.
  *
- * Instruction set: the one simd_isa.h chooses (CPU features at import,
+ * Instruction set: the one core/isa.h chooses (CPU features at import,
  * CCONV_SIMD=scalar|avx2|avx512|neon, or cc_isa_set() in tests).
  */
 #ifndef CC_DEPTHWISE_H
@@ -32,6 +32,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
 
 /* The forward by path (CC_DW_PATH_*, below), which the caller chose. */
 int cc_dw_fwd_f32(const cc_geom *g, int path, const float *x, const float *w,
@@ -76,6 +77,7 @@ int cc_dw_geom_ok(const cc_geom *g);
 int cc_dw_fwd_applies(int path, const cc_geom *g, int64_t elsize);
 int cc_dw_fwd_wanted(int path, const cc_geom *g, int64_t elsize);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif

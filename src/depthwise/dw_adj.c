@@ -1,5 +1,5 @@
 /* Depthwise grad_input (adjoint): the OpenMP driver around the row kernels. */
 #include "dw_internal.h"
 
-#define DW_IMPL "dw_adj.inc"
-#include "dw_instances.h"
+#define CC_TEMPLATE "depthwise/dw_adj.inc"
+#include "core/instances.h"

@@ -1,7 +1,7 @@
 /* Depthwise forward in channels-last layout, for small planes: the driver
  * around the "cl" row kernels (dw_cl.inc). */
 #include "dw_internal.h"
-#include "../transpose/tr_internal.h"
+#include "transpose/tr_internal.h"
 
 /*
  * Where channels-last wins.  Measured after its transposes went to the
@@ -68,5 +68,5 @@ int cc_dw_cl_wanted(const dw_dims *d)
     return dw_plane3_spec(d) ? dw_cl_plane_wins(d, P) : P <= (d->KD == 1 ? 2048 : 1024);
 }
 
-#define DW_IMPL "dw_cl.inc"
-#include "dw_instances.h"
+#define CC_TEMPLATE "depthwise/dw_cl.inc"
+#include "core/instances.h"

@@ -1,60 +1,13 @@
 /*
  * Depthwise kernels: which problems they take, and the kernel table of each
- * instruction set (the choice among them is simd_isa.c's).
+ * instruction set (the choice among them is core/isa.c's).
  */
 #include "dw_internal.h"
 
 #include <limits.h>
 
-#include "simd_isa.h"
-
-#define DW_TABLES(ISA)                                                        \
-    static const dw_kern_f32 dw_k32_##ISA = {                                 \
-        &cc_dw_rk_r_f32_##ISA, cc_dw_rows_f32_##ISA,                          \
-        {{cc_dw_k3s1_f32_##ISA, cc_dw_k3s2_f32_##ISA},                        \
-         {cc_dw_k5s1_f32_##ISA, cc_dw_k5s2_f32_##ISA},                        \
-         {cc_dw_k7s1_f32_##ISA, cc_dw_k7s2_f32_##ISA}},                       \
-        cc_dw_wg_f32_##ISA, {cc_dw_a2k2_f32_##ISA, cc_dw_a2k3_f32_##ISA,      \
-         cc_dw_a2k4_f32_##ISA, cc_dw_a2k5_f32_##ISA},                         \
-        cc_dw_cl_f32_##ISA,                                                   \
-        cc_dw_split2_f32_##ISA, cc_dw_join2_f32_##ISA};                       \
-    static const dw_kern_f64 dw_k64_##ISA = {                                 \
-        &cc_dw_rk_r_f64_##ISA, cc_dw_rows_f64_##ISA,                          \
-        {{cc_dw_k3s1_f64_##ISA, cc_dw_k3s2_f64_##ISA},                        \
-         {cc_dw_k5s1_f64_##ISA, cc_dw_k5s2_f64_##ISA},                        \
-         {cc_dw_k7s1_f64_##ISA, cc_dw_k7s2_f64_##ISA}},                       \
-        cc_dw_wg_f64_##ISA, {cc_dw_a2k2_f64_##ISA, cc_dw_a2k3_f64_##ISA,      \
-         cc_dw_a2k4_f64_##ISA, cc_dw_a2k5_f64_##ISA},                         \
-        cc_dw_cl_f64_##ISA,                                                   \
-        cc_dw_split2_f64_##ISA, cc_dw_join2_f64_##ISA};                       \
-    static const dw_isa dw_isa_##ISA = {&dw_k32_##ISA, &dw_k64_##ISA};
-
-DW_TABLES(scalar)
-#if defined(CC_HAVE_X86_SIMD)
-DW_TABLES(avx2)
-DW_TABLES(avx512)
-#endif
-#if defined(__aarch64__)
-DW_TABLES(neon)
-#endif
-
-/* Indexed by cc_isa; NULL where this build has no such kernels. */
-static const dw_isa *const dw_by_isa[CC_ISA_COUNT] = {
-    [CC_ISA_SCALAR] = &dw_isa_scalar,
-#if defined(CC_HAVE_X86_SIMD)
-    [CC_ISA_AVX2] = &dw_isa_avx2,
-    [CC_ISA_AVX512] = &dw_isa_avx512,
-#endif
-#if defined(__aarch64__)
-    [CC_ISA_NEON] = &dw_isa_neon,
-#endif
-};
-
-DW_HIDDEN const dw_isa *cc_dw_current(void)
-{
-    const dw_isa *isa = dw_by_isa[cc_isa_current()];
-    return isa ? isa : &dw_isa_scalar;
-}
+CC_ISA_DISPATCH(dw_kern_f32, cc_dw_kern_f32)
+CC_ISA_DISPATCH(dw_kern_f64, cc_dw_kern_f64)
 
 int cc_dw_geom_ok(const cc_geom *g)
 {

@@ -30,5 +30,5 @@ int cc_dw_fwd_wanted(int path, const cc_geom *g, int64_t elsize)
     return cc_dw_cl_wanted(&d);
 }
 
-#define DW_IMPL "dw_fwd.inc"
-#include "dw_instances.h"
+#define CC_TEMPLATE "depthwise/dw_fwd.inc"
+#include "core/instances.h"

@@ -1,6 +1,7 @@
 /*
  * Depthwise kernels: what the drivers (dw_fwd.c, dw_adj.c, dw_wgrad.c), the
- * dispatcher (dw_dispatch.c) and the per-ISA micro-kernels share.
+ * dispatcher (dw_dispatch.c) and the per-ISA micro-kernels (dw_kernels.c)
+ * share.
  *
  * Row buffers.  The drivers copy every input row they need once into a
  * zero-padded, phase-split buffer: for horizontal stride s the buffer holds s
@@ -55,8 +56,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/compiler.h"
+#include "core/isa.h"
 #include "depthwise.h"
-#include "parallel.h"
+#include "core/parallel.h"
 
 /* Widest vector (elements) of any instruction set: buffers are sized with it
  * so that switching instruction sets never needs other buffers. */
@@ -69,13 +72,8 @@
 /* Largest kernel of the plane kernels (3x3, 5x5, 7x7). */
 #define DW_PLANE_KMAX 7
 
-#if defined(__GNUC__) || defined(__clang__)
-#define DW_INLINE static inline __attribute__((always_inline))
-#define DW_HIDDEN __attribute__((visibility("hidden")))
-#else
-#define DW_INLINE static inline
-#define DW_HIDDEN
-#endif
+/* ... of the element type of a template (core/instances.h: CC_T) */
+#define DW_VM (sizeof(CC_T) == 4 ? DW_VMAX_F32 : DW_VMAX_F64)
 
 #define DW_KERNEL_TYPES(T, SFX)                                               \
     typedef struct dw_plane_##SFX {                                           \
@@ -116,7 +114,7 @@
     typedef void (*dw_join2_##SFX##_fn)(const T *even, const T *odd,          \
                                         int64_t npairs, T *out);              \
     typedef struct dw_kern_##SFX {                                            \
-        const int *rk_r; /* output rows per step of the plane kernels */     \
+        int rk_r; /* output rows per step of the plane kernels */            \
         dw_rows_##SFX##_fn rows;                                              \
         dw_plane_##SFX##_fn plane[3][2]; /* [dw_plane_k(K)][S == 2] */        \
         dw_wg_##SFX##_fn wg;                                                  \
@@ -129,61 +127,17 @@
 DW_KERNEL_TYPES(float, f32)
 DW_KERNEL_TYPES(double, f64)
 
-/* Declarations of one instruction set's micro-kernels. */
-#define DW_DECLARE_ISA_T(T, SFX, ISA)                                         \
-    DW_HIDDEN void cc_dw_rows_##SFX##_##ISA(int64_t, int, const T *const *,   \
-                                            const T *const *, int,            \
-                                            const int64_t *, T, int, T *);    \
-    DW_HIDDEN void cc_dw_k3s1_##SFX##_##ISA(const dw_plane_##SFX *);          \
-    DW_HIDDEN void cc_dw_k3s2_##SFX##_##ISA(const dw_plane_##SFX *);          \
-    DW_HIDDEN void cc_dw_k5s1_##SFX##_##ISA(const dw_plane_##SFX *);          \
-    DW_HIDDEN void cc_dw_k5s2_##SFX##_##ISA(const dw_plane_##SFX *);          \
-    DW_HIDDEN void cc_dw_k7s1_##SFX##_##ISA(const dw_plane_##SFX *);          \
-    DW_HIDDEN void cc_dw_k7s2_##SFX##_##ISA(const dw_plane_##SFX *);          \
-    DW_HIDDEN void cc_dw_wg_##SFX##_##ISA(int64_t, int, const T *const *, int,\
-                                          const T *const *, int,              \
-                                          const int64_t *, T *const *);       \
-    DW_HIDDEN void cc_dw_a2k2_##SFX##_##ISA(int64_t, int, const T *const *,   \
-                                            const T *const *, int64_t, T, T *);\
-    DW_HIDDEN void cc_dw_a2k3_##SFX##_##ISA(int64_t, int, const T *const *,   \
-                                            const T *const *, int64_t, T, T *);\
-    DW_HIDDEN void cc_dw_a2k4_##SFX##_##ISA(int64_t, int, const T *const *,   \
-                                            const T *const *, int64_t, T, T *);\
-    DW_HIDDEN void cc_dw_a2k5_##SFX##_##ISA(int64_t, int, const T *const *,   \
-                                            const T *const *, int64_t, T, T *);\
-    DW_HIDDEN void cc_dw_cl_##SFX##_##ISA(int64_t, int64_t, int,              \
-                                          const T *const *, const T *const *, \
-                                          int64_t, int64_t, int64_t,          \
-                                          const T *, T *);                    \
-    DW_HIDDEN void cc_dw_split2_##SFX##_##ISA(const T *, int64_t, T *, T *);  \
-    DW_HIDDEN void cc_dw_join2_##SFX##_##ISA(const T *, const T *, int64_t,   \
-                                             T *);                            \
-    DW_HIDDEN extern const int cc_dw_rk_r_##SFX##_##ISA;
-
-#define DW_DECLARE_ISA(ISA)                                                   \
-    DW_DECLARE_ISA_T(float, f32, ISA)                                         \
-    DW_DECLARE_ISA_T(double, f64, ISA)
-
-DW_DECLARE_ISA(scalar)
-#if defined(CC_HAVE_X86_SIMD)
-DW_DECLARE_ISA(avx2)
-DW_DECLARE_ISA(avx512)
-#endif
-#if defined(__aarch64__)
-DW_DECLARE_ISA(neon)
-#endif
-
-typedef struct dw_isa {
-    const dw_kern_f32 *f32;
-    const dw_kern_f64 *f64;
-} dw_isa;
+/* The kernels of one instruction set, cc_dw_kern_<f32|f64>_<isa>, made by
+ * dw_kernels.c; cc_dw_kern_<f32|f64>(): those of the instruction set in use
+ * (core/isa.h). */
+CC_ISA_DECLARE(dw_kern_f32, cc_dw_kern_f32)
+CC_ISA_DECLARE(dw_kern_f64, cc_dw_kern_f64)
+const dw_kern_f32 *cc_dw_kern_f32(void);
+const dw_kern_f64 *cc_dw_kern_f64(void);
 
 /* The plane kernels' index of a square kernel of side k (3, 5, 7 -> 0, 1,
  * 2), or -1 where there is none. */
 static inline int dw_plane_k(int64_t k) { return k == 3 ? 0 : k == 5 ? 1 : k == 7 ? 2 : -1; }
-
-/* The kernels of the instruction set in use (simd_isa.h). */
-DW_HIDDEN const dw_isa *cc_dw_current(void);
 
 /* ---- small helpers shared by the drivers -------------------------------- */
 
@@ -351,16 +305,16 @@ static inline int64_t dw_cl_width(const dw_dims *d)
  * (dw_nhwc.c); larger geometries take the layout copies instead. */
 #define DW_NHWC_MAX_BYTES ((int64_t)64 << 20)
 
-DW_HIDDEN int64_t cc_dw_nhwc_block(int64_t elsize);
+int64_t cc_dw_nhwc_block(int64_t elsize);
 
 /* The channels-last path of the forward: 1 when it can run d (multiplier 1,
  * per-thread buffers within DW_CL_MAX_BYTES); 1 when the defaults want it
  * (dw_cl.c says where it wins). */
-DW_HIDDEN int cc_dw_cl_applies(const dw_dims *d, int64_t elsize);
-DW_HIDDEN int cc_dw_cl_wanted(const dw_dims *d);
-DW_HIDDEN int cc_dw_fwd_cl_f32(const dw_dims *d, const float *x, const float *w,
+int cc_dw_cl_applies(const dw_dims *d, int64_t elsize);
+int cc_dw_cl_wanted(const dw_dims *d);
+int cc_dw_fwd_cl_f32(const dw_dims *d, const float *x, const float *w,
                                const float *bias, float *y, int nthreads);
-DW_HIDDEN int cc_dw_fwd_cl_f64(const dw_dims *d, const double *x, const double *w,
+int cc_dw_fwd_cl_f64(const dw_dims *d, const double *x, const double *w,
                                const double *bias, double *y, int nthreads);
 
 /* Whether the plane kernels prefetch input rows ahead of their copy and
@@ -407,10 +361,10 @@ static inline int64_t dw_split(double cost)
 /* Fill the phase-split, zero-padded row buffer buf (s phases of J) from the
  * input row xr of iw elements: buf[ph*J + q] = xr[q*s + ph - pad] for the
  * positions inside the row; the other positions are left alone (zero). */
-DW_HIDDEN void cc_dw_fill_row_f32(float *buf, const float *xr, int64_t iw,
+void cc_dw_fill_row_f32(float *buf, const float *xr, int64_t iw,
                                   int64_t s, int64_t pad, int64_t J,
                                   dw_split2_f32_fn split2);
-DW_HIDDEN void cc_dw_fill_row_f64(double *buf, const double *xr, int64_t iw,
+void cc_dw_fill_row_f64(double *buf, const double *xr, int64_t iw,
                                   int64_t s, int64_t pad, int64_t J,
                                   dw_split2_f64_fn split2);
 

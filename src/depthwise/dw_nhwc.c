@@ -4,13 +4,13 @@
 
 #include "dw_internal.h"
 #include "depthwise.h"
-#include "simd_isa.h"
+#include "core/isa.h"
 
 /* Channels per step of the current instruction set's "cl" kernel (two
  * vectors; the scalar kernel takes any count): rows pad C to a multiple of
  * it, and where C is one already (C = 144 on AVX2) the kernel writes the
  * output rows in place. */
-DW_HIDDEN int64_t cc_dw_nhwc_block(int64_t elsize)
+int64_t cc_dw_nhwc_block(int64_t elsize)
 {
     switch (cc_isa_current()) {
     case CC_ISA_AVX2:
@@ -39,5 +39,5 @@ int cc_dw_nhwc_ok(const cc_geom *g, int64_t elsize)
     return elems * (double)elsize <= (double)DW_NHWC_MAX_BYTES;
 }
 
-#define DW_IMPL "dw_nhwc.inc"
-#include "dw_instances.h"
+#define CC_TEMPLATE "depthwise/dw_nhwc.inc"
+#include "core/instances.h"

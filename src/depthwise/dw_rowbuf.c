@@ -2,12 +2,5 @@
  * dw_internal.h). */
 #include "dw_internal.h"
 
-#define DW_T float
-#define DW_S f32
-#include "dw_rowbuf.inc"
-#undef DW_T
-#undef DW_S
-
-#define DW_T double
-#define DW_S f64
-#include "dw_rowbuf.inc"
+#define CC_TEMPLATE "depthwise/dw_rowbuf.inc"
+#include "core/instances.h"

@@ -1,14 +1,15 @@
-/* Implicit-GEMM forward convolution, float32 and float64 (ig_conv_impl.h),
+/* Implicit-GEMM forward convolution, float32 and float64 (ig_conv.inc),
  * and the rule for when it runs. */
 #include <string.h>
-#include "omp_compat.h"
+#include "core/omp_compat.h"
 
 #include "cconv.h"
 #include "igemm.h"
 #include "ig_plan.h"
 
-#define IG_IMPL "ig_conv_impl.h"
-#include "ig_instances.h"
+#include "ig_loops.h"
+#define CC_TEMPLATE "igemm/ig_conv.inc"
+#include "core/instances.h"
 
 int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return -1;

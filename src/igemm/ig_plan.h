@@ -1,5 +1,5 @@
-/* Work split of the implicit-GEMM forward (ig_conv_impl.h) and of the
- * grouped weight gradient (ig_wgrad_impl.h).
+/* Work split of the implicit-GEMM forward (ig_conv.inc) and of the
+ * grouped weight gradient (ig_wgrad.inc).
  *
  * A work item is (image, group, output depth, tile of output positions,
  * chunk of output channels).  A tile is either R whole output rows or a
@@ -19,8 +19,8 @@
 #include "cconv.h"
 #include <math.h>
 
-#include "gemm_plan.h"
-#include "parallel.h"
+#include "gemm/gemm_plan.h"
+#include "core/parallel.h"
 
 #define IG_TILE_POS 512                  /* output positions per tile, target */
 #define IG_BAND_BYTES ((int64_t)1 << 20) /* band buffer cap, per thread */
@@ -251,7 +251,7 @@ static inline int64_t ig_plan_bytes(const ig_plan *p, int64_t elsize) {
            (int64_t)p->nt * (p->per_thread * elsize + ig_round_up(p->npos * 8, 64)) + 64;
 }
 
-/* Weight gradient with few output channels per group (ig_wgrad_impl.h).
+/* Weight gradient with few output channels per group (ig_wgrad.inc).
  * The band geometry is the forward's; a work item is (group, chunk of taps)
  * and runs every image and tile of its group, so each weight element is
  * summed by one thread in a fixed order (the result does not depend on the

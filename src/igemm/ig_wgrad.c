@@ -1,15 +1,16 @@
 /* Weight gradient of grouped convolutions with few output channels per
- * group on the implicit-GEMM band (ig_wgrad_impl.h), float32 and float64,
+ * group on the implicit-GEMM band (ig_wgrad.inc), float32 and float64,
  * and the rule for when it runs. */
 #include <string.h>
-#include "omp_compat.h"
+#include "core/omp_compat.h"
 
 #include "cconv.h"
 #include "igemm.h"
 #include "ig_plan.h"
 
-#define IG_IMPL "ig_wgrad_impl.h"
-#include "ig_instances.h"
+#include "ig_loops.h"
+#define CC_TEMPLATE "igemm/ig_wgrad.inc"
+#include "core/instances.h"
 
 int cc_conv_wgrad_igemm_suits(const cc_geom *g, int64_t elsize) {
     /* few output channels per group: im2col + OpenBLAS there ran GEMMs of

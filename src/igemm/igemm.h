@@ -6,18 +6,14 @@
  * (MR output channels x NR output positions) accumulates into the output.
  *
  * Internal header: the micro-kernel types and the per-ISA tables.  The ISA
- * is simd_isa.h's choice, the one every kernel family follows.
+ * is core/isa.h's choice, the one every kernel family follows.
  */
 #ifndef CC_IGEMM_H
 #define CC_IGEMM_H
 
 #include <stdint.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#define IG_HIDDEN __attribute__((visibility("hidden")))
-#else
-#define IG_HIDDEN
-#endif
+#include "core/isa.h"
 
 /* c[i][j] (i < MR rows of stride ldc, j < NR) = sum_k a[k][i] * b[k][j],
  * then, when first != 0, c = acc + (bias ? bias[i] : 0), else c += acc.
@@ -61,7 +57,7 @@ typedef void (*ig_pack_f32)(int64_t kc, const float *band, const int64_t *boff, 
 typedef void (*ig_pack_f64)(int64_t kc, const double *band, const int64_t *boff, int nruns,
                             const int64_t *roff, const int *rst, int nq, double *dst);
 
-/* Weight-gradient micro-kernel (small groups, ig_wgrad_impl.h):
+/* Weight-gradient micro-kernel (small groups, ig_wgrad.inc):
  * for i < MRW output channels and j < NRW taps, adds lane-wise into the
  * vector acc[i][j] (V lanes; acc is MRW x NRW x V, i-major) the products
  *   gy[i][r * gpitch + c] * band[koff[j] + r * bpitch + c]
@@ -78,8 +74,8 @@ typedef void (*ig_ukrw_f64)(int64_t nrows, int64_t w, const double *const *gy, i
                             double *acc);
 
 /* Winograd F(2x2, 3x3) transforms of a run of nq tiles, and the split of
- * an input row into its windows' two column phases (ig_wtr.inc,
- * ig_wtr_vec.inc): with dilation d (1 or 2), e[q] = s[2 d q] and o[q] =
+ * an input row into its windows' two column phases (wino_tr_scalar.inc,
+ * wino_tr.inc): with dilation d (1 or 2), e[q] = s[2 d q] and o[q] =
  * s[2 d q + d] for q < n; 1 returned when one of the 2 n values is NaN or
  * infinite. */
 typedef int (*ig_wsplit_f32)(int64_t n, const float *s, int d, float *e, float *o);
@@ -131,58 +127,16 @@ typedef struct ig_kern_f64 {
     ig_wsplit_f64 wsplit;
 } ig_kern_f64;
 
-/* The kernels of the current instruction set. */
-IG_HIDDEN const ig_kern_f32 *cc_ig_kern_f32(void);
-IG_HIDDEN const ig_kern_f64 *cc_ig_kern_f64(void);
-
-#define IG_DECL(ISA)                                                                   \
-    IG_HIDDEN void cc_ig_ukr_f32_##ISA(int64_t, const float *, const float *, float *,  \
-                                       int64_t, int, const float *);                   \
-    IG_HIDDEN void cc_ig_ukr_f64_##ISA(int64_t, const double *, const double *,         \
-                                       double *, int64_t, int, const double *);        \
-    IG_HIDDEN void cc_ig_ukri_f32_##ISA(int64_t, const float *, const float *,          \
-                                        const int64_t *, float *, int64_t, int,         \
-                                        const float *);                                 \
-    IG_HIDDEN void cc_ig_ukri_f64_##ISA(int64_t, const double *, const double *,        \
-                                        const int64_t *, double *, int64_t, int,        \
-                                        const double *);                                \
-    IG_HIDDEN void cc_ig_packr_f32_##ISA(int64_t, const float *, const int64_t *, int,   \
-                                         const int64_t *, const int *, int, float *);   \
-    IG_HIDDEN void cc_ig_packr_f64_##ISA(int64_t, const double *, const int64_t *, int,  \
-                                         const int64_t *, const int *, int, double *);  \
-    IG_HIDDEN void cc_ig_ukrw_f32_##ISA(int64_t, int64_t, const float *const *, int64_t,  \
-                                        const float *, int64_t, const int64_t *, float *); \
-    IG_HIDDEN void cc_ig_ukrw_f64_##ISA(int64_t, int64_t, const double *const *, int64_t, \
-                                        const double *, int64_t, const int64_t *,       \
-                                        double *);                                      \
-    IG_HIDDEN void cc_ig_wtin_f32_##ISA(int64_t, const float *, int64_t, float *, int64_t); \
-    IG_HIDDEN void cc_ig_wtin_f64_##ISA(int64_t, const double *, int64_t, double *,       \
-                                        int64_t);                                       \
-    IG_HIDDEN void cc_ig_wtout_f32_##ISA(int64_t, const float *, int64_t, float, float *,  \
-                                         float *);                                      \
-    IG_HIDDEN void cc_ig_wtout_f64_##ISA(int64_t, const double *, int64_t, double,        \
-                                         double *, double *);                          \
-    IG_HIDDEN void cc_ig_rows_f32_##ISA(int64_t, int64_t, const float *, int64_t, float *, \
-                                        int64_t, int, float);                           \
-    IG_HIDDEN void cc_ig_rows_f64_##ISA(int64_t, int64_t, const double *, int64_t,        \
-                                        double *, int64_t, int, double);                \
-    IG_HIDDEN void cc_ig_ukrn_f32_##ISA(int, int64_t, const float *, const float *, float *, \
-                                        int64_t, int, const float *);                   \
-    IG_HIDDEN void cc_ig_ukrn_f64_##ISA(int, int64_t, const double *, const double *,     \
-                                        double *, int64_t, int, const double *);        \
-    IG_HIDDEN void cc_ig_ukrin_f32_##ISA(int, int64_t, const float *, const float *,      \
-                                         const int64_t *, float *, int64_t, int,        \
-                                         const float *);                                \
-    IG_HIDDEN void cc_ig_ukrin_f64_##ISA(int, int64_t, const double *, const double *,    \
-                                         const int64_t *, double *, int64_t, int,       \
-                                         const double *);                               \
-    IG_HIDDEN int cc_ig_wsplit_f32_##ISA(int64_t, const float *, int, float *, float *);  \
-    IG_HIDDEN int cc_ig_wsplit_f64_##ISA(int64_t, const double *, int, double *, double *);
-IG_DECL(scalar)
-IG_DECL(avx2)
-IG_DECL(avx512)
-IG_DECL(neon)
-#undef IG_DECL
+/* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by
+ * ig_kernels.c; cc_ig_kern_<f32|f64>(): those of the instruction set in use
+ * (core/isa.h). */
+CC_ISA_DECLARE(ig_kern_f32, cc_ig_kern_f32)
+CC_ISA_DECLARE(ig_kern_f64, cc_ig_kern_f64)
+const ig_kern_f32 *cc_ig_kern_f32(void);
+const ig_kern_f64 *cc_ig_kern_f64(void);
+/* ... in the driver templates (core/instances.h: CC_SFX) */
+#define IG_KERN_T CC_CAT(ig_kern_, CC_SFX)
+#define IG_KERN CC_CAT(cc_ig_kern_, CC_SFX)
 
 /* Register blocks per instruction set (MR rows x NV vectors of V lanes). */
 #define IG_MR_SCALAR 4

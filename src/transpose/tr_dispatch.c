@@ -1,40 +1,38 @@
 /*
- * Layout transpose: the tile kernels of each instruction set (the choice
- * among them is simd_isa.c's).  16- and 128-bit elements have scalar
- * kernels only.
+ * Layout transpose: the tile kernel for each element size, of the
+ * instruction set in use where there are per-ISA ones (core/isa.h).
  */
 #include "tr_internal.h"
 
-#include "simd_isa.h"
+CC_ISA_DISPATCH(cc_tr_kern, cc_tr_kern_f32)
+CC_ISA_DISPATCH(cc_tr_kern, cc_tr_kern_f64)
 
-#define CC_TR_TABLE(ISA)                                                      \
-    static const cc_tr_isa cc_tr_isa_##ISA = {                                \
-        cc_tr_tile_b16_scalar, cc_tr_tile_b32_##ISA, cc_tr_tile_b64_##ISA,    \
-        cc_tr_tile_b128_scalar};
+typedef struct { uint64_t lo, hi; } cc_tr_u128;
 
-CC_TR_TABLE(scalar)
-#if defined(CC_HAVE_X86_SIMD)
-CC_TR_TABLE(avx2)
-CC_TR_TABLE(avx512)
-#endif
-#if defined(__aarch64__)
-CC_TR_TABLE(neon)
-#endif
+#define CC_TR_PLAIN(BITS, T)                                                  \
+    static void cc_tr_tile_b##BITS(const void *src, int64_t ls, void *dst,    \
+                                   int64_t ld, int64_t nr, int64_t nc)        \
+    {                                                                         \
+        const T *s = (const T *)src;                                          \
+        T *d = (T *)dst;                                                      \
+        CC_TR_EDGES(T, s, ls, d, ld, nr, nc, 0, 0);                           \
+    }
 
-/* Indexed by cc_isa; NULL where this build has no such kernels. */
-static const cc_tr_isa *const cc_tr_by_isa[CC_ISA_COUNT] = {
-    [CC_ISA_SCALAR] = &cc_tr_isa_scalar,
-#if defined(CC_HAVE_X86_SIMD)
-    [CC_ISA_AVX2] = &cc_tr_isa_avx2,
-    [CC_ISA_AVX512] = &cc_tr_isa_avx512,
-#endif
-#if defined(__aarch64__)
-    [CC_ISA_NEON] = &cc_tr_isa_neon,
-#endif
-};
+CC_TR_PLAIN(16, uint16_t)
+CC_TR_PLAIN(128, cc_tr_u128)
 
-const cc_tr_isa *cc_tr_current(void)
+cc_tr_tile_fn cc_tr_tile_for(int64_t elsize)
 {
-    const cc_tr_isa *t = cc_tr_by_isa[cc_isa_current()];
-    return t ? t : &cc_tr_isa_scalar;
+    switch (elsize) {
+    case 2:
+        return cc_tr_tile_b16;
+    case 4:
+        return cc_tr_kern_f32()->tile;
+    case 8:
+        return cc_tr_kern_f64()->tile;
+    case 16:
+        return cc_tr_tile_b128;
+    default:
+        return NULL;
+    }
 }

@@ -1,49 +1,37 @@
 /*
- * Tile kernels of the layout transpose (src/transpose.c), one set per
- * instruction set, and the table the dispatcher picks from.
+ * Tile kernels of the layout transpose (transpose.c), one per instruction
+ * set and element size.
  *
- * Contract of a tile kernel cc_tr_tile_<bits>_<isa>: for 0 <= r < nr and
- * 0 <= c < nc, dst[c * ld + r] = src[r * ls + c], elements of <bits> bits
- * copied bit for bit (no floating-point operation touches them, so NaN
- * payloads and signed zeros survive), ls and ld in elements.  nr and nc may
- * be any sizes (the driver passes tiles of 256-byte rows, the channels-last
- * depthwise forward whole channel blocks of rows and planes); the SIMD
- * kernels transpose whole square blocks in registers and the ragged edges
- * element by element.
+ * Contract of a tile kernel: for 0 <= r < nr and 0 <= c < nc,
+ * dst[c * ld + r] = src[r * ls + c], elements of its size copied bit for bit
+ * (no floating-point operation touches them, so NaN payloads and signed
+ * zeros survive), ls and ld in elements.  nr and nc may be any sizes (the
+ * driver passes tiles of 256-byte rows, the channels-last depthwise forward
+ * whole channel blocks of rows and planes); the SIMD kernels transpose
+ * whole square blocks in registers and the ragged edges element by element.
  */
 #ifndef CC_TR_INTERNAL_H
 #define CC_TR_INTERNAL_H
 
 #include <stdint.h>
 
-#define CC_TR_HIDDEN __attribute__((visibility("hidden")))
+#include "core/isa.h"
 
 typedef void (*cc_tr_tile_fn)(const void *src, int64_t ls, void *dst, int64_t ld,
                               int64_t nr, int64_t nc);
 
-/* the kernels of one instruction set, by element size */
-typedef struct cc_tr_isa {
-    cc_tr_tile_fn b16, b32, b64, b128;
-} cc_tr_isa;
+/* The kernel of one instruction set for 32-bit (f32) or 64-bit (f64)
+ * elements: cc_tr_kern_<f32|f64>_<isa>, made by tr_kernels.c. */
+typedef struct cc_tr_kern {
+    cc_tr_tile_fn tile;
+} cc_tr_kern;
+CC_ISA_DECLARE(cc_tr_kern, cc_tr_kern_f32)
+CC_ISA_DECLARE(cc_tr_kern, cc_tr_kern_f64)
 
-#define CC_TR_DECL(ISA)                                                       \
-    CC_TR_HIDDEN void cc_tr_tile_b32_##ISA(const void *, int64_t, void *,     \
-                                           int64_t, int64_t, int64_t);       \
-    CC_TR_HIDDEN void cc_tr_tile_b64_##ISA(const void *, int64_t, void *,     \
-                                           int64_t, int64_t, int64_t);
-
-CC_TR_DECL(scalar)
-CC_TR_DECL(avx2)
-CC_TR_DECL(avx512)
-CC_TR_DECL(neon)
-CC_TR_HIDDEN void cc_tr_tile_b16_scalar(const void *, int64_t, void *, int64_t, int64_t,
-                                        int64_t);
-CC_TR_HIDDEN void cc_tr_tile_b128_scalar(const void *, int64_t, void *, int64_t, int64_t,
-                                         int64_t);
-
-/* The kernels of the instruction set in use (simd_isa.c's choice; the
- * scalar ones where this build has none for it). */
-CC_TR_HIDDEN const cc_tr_isa *cc_tr_current(void);
+/* The tile kernel for elements of elsize bytes (2, 4, 8 or 16): the
+ * instruction set in use's for 4 and 8, plain C for 2 and 16 (float16,
+ * complex128, which no SIMD kernel handles); NULL for other sizes. */
+cc_tr_tile_fn cc_tr_tile_for(int64_t elsize);
 
 /* The element-by-element edge every kernel shares: rows [r0, nr) of
  * columns [0, nc) and columns [c0, nc) of rows [0, r0). */

@@ -1,42 +1,11 @@
 /*
  * Depthwise 3x3 Winograd: which problems it takes, the filter transform, and
  * the kernel table of each instruction set (the choice among them is
- * simd_isa.c's).
+ * core/isa.c's).
  */
 #include "wdw_internal.h"
 
-#include "simd_isa.h"
-
-#define WDW_TABLE(ISA)                                                        \
-    static const wdw_isa wdw_isa_##ISA = {&cc_wdw_v_f32_##ISA,                \
-                                          cc_wdw_plane_f32_##ISA};
-
-WDW_TABLE(scalar)
-#if defined(CC_HAVE_X86_SIMD)
-WDW_TABLE(avx2)
-WDW_TABLE(avx512)
-#endif
-#if defined(__aarch64__)
-WDW_TABLE(neon)
-#endif
-
-/* Indexed by cc_isa; NULL where this build has no such kernels. */
-static const wdw_isa *const wdw_by_isa[CC_ISA_COUNT] = {
-    [CC_ISA_SCALAR] = &wdw_isa_scalar,
-#if defined(CC_HAVE_X86_SIMD)
-    [CC_ISA_AVX2] = &wdw_isa_avx2,
-    [CC_ISA_AVX512] = &wdw_isa_avx512,
-#endif
-#if defined(__aarch64__)
-    [CC_ISA_NEON] = &wdw_isa_neon,
-#endif
-};
-
-WDW_HIDDEN const wdw_isa *cc_wdw_current(void)
-{
-    const wdw_isa *isa = wdw_by_isa[cc_isa_current()];
-    return isa ? isa : &wdw_isa_scalar;
-}
+CC_ISA_DISPATCH(wdw_kern, cc_wdw_kern_f32)
 
 int cc_wdw_geom_ok(const cc_geom *g)
 {

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "parallel.h"
+#include "core/parallel.h"
 
 static inline int64_t wdw_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline int64_t wdw_min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -48,8 +48,8 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
         return CC_OK;
     if (!x || !w || !y)
         return CC_ERR_ARG;
-    const wdw_isa *isa = cc_wdw_current();
-    const int64_t v = *isa->v;
+    const wdw_kern *isa = cc_wdw_kern_f32();
+    const int64_t v = isa->v;
     const int64_t TW = (OW + 1) / 2;
     const int64_t ntw = wdw_cdiv(TW, v) * v; /* tile columns hrow computes */
     const int64_t hs = ntw;                  /* stride between H_k arrays */

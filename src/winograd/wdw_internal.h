@@ -1,7 +1,7 @@
 /*
  * Depthwise 3x3 Winograd F(2x2,3x3): what the driver (wdw_fwd.c), the
- * dispatcher (wdw_dispatch.c) and the per-ISA kernels (wdw3x3_f32_<isa>.c)
- * share.
+ * dispatcher (wdw_dispatch.c) and the per-ISA kernels (wdw_kernels.c on
+ * wdw3x3.inc, or wdw3x3_scalar.inc) share.
  *
  * Tiles.  Output tile (o, tx) is rows o, o+1 and columns 2tx, 2tx+1; it reads
  * the 4x4 window of the zero-padded input at rows o + i - ph and columns
@@ -45,7 +45,7 @@
  *
  * Scratch (per thread): ring = WDW_RING slots of 4*hs floats, scratch =
  * WDW_SCRATCH bytes; zrow = 4*hs zeros (shared, read-only).  The SIMD kernels may keep the tiles of a
- * vector in a permuted lane order inside the H arrays (wdw3x3_f32.inc).
+ * vector in a permuted lane order inside the H arrays (wdw3x3.inc).
  */
 #ifndef CC_WDW_INTERNAL_H
 #define CC_WDW_INTERNAL_H
@@ -54,7 +54,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "winograd.h"
+#include "core/isa.h"
+#include "wdw.h"
 
 /* Widest vector (floats) of any instruction set. */
 #define WDW_VMAX 16
@@ -63,13 +64,6 @@
 #define WDW_RMAX 6
 #define WDW_RING 8
 
-#if defined(__GNUC__) || defined(__clang__)
-#define WDW_INLINE static inline __attribute__((always_inline))
-#define WDW_HIDDEN __attribute__((visibility("hidden")))
-#else
-#define WDW_INLINE static inline
-#define WDW_HIDDEN
-#endif
 
 /* One work item: a block of tile rows of one (image, channel) plane. */
 typedef struct wdw_plane {
@@ -109,26 +103,15 @@ static inline int cc_wdw_nonfinite(const float *v, int64_t n)
     return bad;
 }
 
-typedef struct wdw_isa {
-    const int *v; /* tiles per vector: ntw and hs are multiples of it */
+/* The kernel of one instruction set, cc_wdw_kern_f32_<isa>, made by
+ * wdw_kernels.c; cc_wdw_kern_f32(): the one of the instruction set in use
+ * (core/isa.h). */
+typedef struct wdw_kern {
+    int v; /* tiles per vector: ntw and hs are multiples of it */
     wdw_plane_fn plane;
-} wdw_isa;
-
-#define WDW_DECLARE_ISA(ISA)                                                  \
-    WDW_HIDDEN int cc_wdw_plane_f32_##ISA(const wdw_plane *);                 \
-    WDW_HIDDEN extern const int cc_wdw_v_f32_##ISA;
-
-WDW_DECLARE_ISA(scalar)
-#if defined(CC_HAVE_X86_SIMD)
-WDW_DECLARE_ISA(avx2)
-WDW_DECLARE_ISA(avx512)
-#endif
-#if defined(__aarch64__)
-WDW_DECLARE_ISA(neon)
-#endif
-
-/* The kernels of the instruction set in use (simd_isa.h). */
-WDW_HIDDEN const wdw_isa *cc_wdw_current(void);
+} wdw_kern;
+CC_ISA_DECLARE(wdw_kern, cc_wdw_kern_f32)
+const wdw_kern *cc_wdw_kern_f32(void);
 
 /* The plane loop every instruction set shares: R output rows per step;
  * HROW(x row, slot) and ROW(hp, rr, yr) are the ISA's inlined kernels (see

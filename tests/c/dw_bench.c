@@ -3,7 +3,8 @@
  * k=31 conv1d): best and median of repeated calls, and the bandwidth that
  * the compulsory traffic (input + output + weights) implies.
  *   dw_bench [threads] [isa] [reps]
- * Built like dw_check (build_dw_check.sh with dw_bench.c as the main file).
+ * Built by meson, not by default (tests/c/meson.build):
+ *   meson compile -C <build dir> dw_bench
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "depthwise.h"
+#include "depthwise/depthwise.h"
 #include "dw_paths.h"
-#include "simd_isa.h"
+#include "core/isa.h"
 
 static double now(void)
 {

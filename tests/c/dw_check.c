@@ -11,7 +11,8 @@
  *
  *   dw_check [iterations] [seed]     exit status 0 when all pass
  *
- * Built by tests/test_depthwise_kernels.py (native, and cross-compiled for
+ * Built by meson (tests/c/meson.build); tests/test_depthwise_kernels.py runs
+ * it (native, and cross-compiled for
  * aarch64 and run under qemu).
  */
 #include <math.h>
@@ -20,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "depthwise.h"
-#include "simd_isa.h"
+#include "depthwise/depthwise.h"
+#include "core/isa.h"
 
 #define CHECK_RNG_SEED 88172645463325252ull
 #include "check_rng.h"
@@ -203,7 +204,6 @@ static void rand_geom(cc_geom *g)
 TYPED(float, f32)
 TYPED(double, f64)
 
-static const char *isas[] = {"scalar", "avx2", "avx512", "neon"};
 static int failures = 0, checks = 0;
 
 static void report(const char *what, const char *isa, const char *dt, const cc_geom *g,
@@ -246,8 +246,8 @@ static void report(const char *what, const char *isa, const char *dt, const cc_g
         ref_fwd(&g, dxd2, wd2, use_bias ? bd2 : NULL, yref);                               \
         ref_adj(&g, gyd2, wd2, use_bias ? bid2 : NULL, dxref);                             \
         ref_wgrad(&g, dxd2, gyd2, gwref);                                                  \
-        for (int ii = 0; ii < 4; ii++) {                                                   \
-            if (cc_isa_set(isas[ii]) != CC_OK)                                          \
+        for (int ii = 0; ii < CC_ISA_COUNT; ii++) {                                                   \
+            if (cc_isa_set(cc_isa_name(ii)) != CC_OK)                                          \
                 continue;                                                                  \
             int nth = (int)ri(1, 3);                                                       \
             y[ny] = (T)12345; /* guard element */                                          \
@@ -256,20 +256,20 @@ static void report(const char *what, const char *isa, const char *dt, const cc_g
                 if (!cc_dw_fwd_applies(path, &g, (int64_t)sizeof(T)))                      \
                     continue;                                                              \
                 rc = cc_dw_fwd_##SFX(&g, path, x, w, use_bias ? b : NULL, y, nth);         \
-                report("fwd-rc", isas[ii], #SFX, &g, rc != 0 || y[ny] != (T)12345, 0, nth); \
-                report("fwd", isas[ii], #SFX, &g, relerr_##SFX(y, yref, ny), TOL, nth);    \
+                report("fwd-rc", cc_isa_name(ii), #SFX, &g, rc != 0 || y[ny] != (T)12345, 0, nth); \
+                report("fwd", cc_isa_name(ii), #SFX, &g, relerr_##SFX(y, yref, ny), TOL, nth);    \
             }                                                                              \
             rc = cc_dw_fwd_##SFX(&g, CC_DW_PATH_ROWS, x, w, use_bias ? b : NULL, y, nth);  \
-            report("fwd-rows-rc", isas[ii], #SFX, &g, rc != 0, 0, nth);                    \
+            report("fwd-rows-rc", cc_isa_name(ii), #SFX, &g, rc != 0, 0, nth);                    \
             dx[nx] = (T)12345;                                                             \
             rc = cc_dw_adj_##SFX(&g, gy, w, use_bias ? bi : NULL, dx, nth);                \
-            report("adj-rc", isas[ii], #SFX, &g, rc != 0 || dx[nx] != (T)12345, 0, nth);   \
-            report("adj", isas[ii], #SFX, &g, relerr_##SFX(dx, dxref, nx), TOL, nth);      \
+            report("adj-rc", cc_isa_name(ii), #SFX, &g, rc != 0 || dx[nx] != (T)12345, 0, nth);   \
+            report("adj", cc_isa_name(ii), #SFX, &g, relerr_##SFX(dx, dxref, nx), TOL, nth);      \
             rc = cc_dw_wgrad_##SFX(&g, x, gy, gw, nth);                                    \
-            report("wgrad-rc", isas[ii], #SFX, &g, rc != 0, 0, nth);                       \
-            report("wgrad", isas[ii], #SFX, &g, relerr_##SFX(gw, gwref, nw), TOL, nth);    \
+            report("wgrad-rc", cc_isa_name(ii), #SFX, &g, rc != 0, 0, nth);                       \
+            report("wgrad", cc_isa_name(ii), #SFX, &g, relerr_##SFX(gw, gwref, nw), TOL, nth);    \
             rc = cc_dw_wgrad_##SFX(&g, x, gy, gw2, (int)ri(1, 4));                         \
-            report("wgrad-determinism", isas[ii], #SFX, &g,                                \
+            report("wgrad-determinism", cc_isa_name(ii), #SFX, &g,                                \
                    rc != 0 || memcmp(gw, gw2, sizeof(T) * (size_t)nw) != 0, 0, nth);       \
             if (ii == 0) {                                                                 \
                 memcpy(ys, y, sizeof(T) * (size_t)ny);                                     \
@@ -277,11 +277,11 @@ static void report(const char *what, const char *isa, const char *dt, const cc_g
                 memcpy(gws, gw, sizeof(T) * (size_t)nw);                                   \
             } else {                                                                       \
                 for (int64_t i = 0; i < ny; i++) yref2[i] = (double)ys[i];                 \
-                report("fwd-vs-scalar", isas[ii], #SFX, &g, relerr_##SFX(y, yref2, ny), TOL, nth); \
+                report("fwd-vs-scalar", cc_isa_name(ii), #SFX, &g, relerr_##SFX(y, yref2, ny), TOL, nth); \
                 for (int64_t i = 0; i < nx; i++) yref2[i] = (double)dxs[i];                \
-                report("adj-vs-scalar", isas[ii], #SFX, &g, relerr_##SFX(dx, yref2, nx), TOL, nth); \
+                report("adj-vs-scalar", cc_isa_name(ii), #SFX, &g, relerr_##SFX(dx, yref2, nx), TOL, nth); \
                 for (int64_t i = 0; i < nw; i++) yref2[i] = (double)gws[i];                \
-                report("wgrad-vs-scalar", isas[ii], #SFX, &g, relerr_##SFX(gw, yref2, nw), TOL, nth); \
+                report("wgrad-vs-scalar", cc_isa_name(ii), #SFX, &g, relerr_##SFX(gw, yref2, nw), TOL, nth); \
             }                                                                              \
         }                                                                                  \
         free(x), free(w), free(b), free(bi), free(gy), free(y), free(dx), free(gw);        \
@@ -294,9 +294,9 @@ int main(int argc, char **argv)
     if (argc > 2)
         rng_state = 0x9E3779B97F4A7C15ull * (uint64_t)(atoll(argv[2]) + 1);
     printf("isas:");
-    for (int i = 0; i < 4; i++)
-        if (cc_isa_runs_here(cc_isa_lookup(isas[i])))
-            printf(" %s", isas[i]);
+    for (int i = 0; i < CC_ISA_COUNT; i++)
+        if (cc_isa_runs_here(i))
+            printf(" %s", cc_isa_name(i));
     printf("\n");
     int64_t paths[3] = {0, 0, 0}; /* the forward paths the defaults want: plane, rows, cl */
     for (int it = 0; it < iters; it++) {

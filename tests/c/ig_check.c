@@ -15,7 +15,8 @@
  *
  *   ig_check [iterations] [seed]     exit status 0 when all pass
  *
- * Built by tests/test_igemm.py (native, AVX-512 on SIMDe, aarch64 under qemu).
+ * Built by meson (tests/c/meson.build; tests/test_igemm.py runs it natively,
+ * with AVX-512 on SIMDe and for aarch64 under qemu).
  */
 #include <math.h>
 #include <stdint.h>
@@ -23,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "igemm.h"
-#include "simd_isa.h"
+#include "igemm/igemm.h"
+#include "core/isa.h"
 
 #define CHECK_RNG_SEED 0x9E3779B97F4A7C15ull
 #include "check_rng.h"
@@ -56,31 +57,31 @@ typedef struct {
     ig_wsplit_f64 ws64;
 } isa_t;
 
-static const isa_t isas[] = {
-    {"scalar", IG_MR_SCALAR, IG_NR_SCALAR, cc_ig_ukr_f32_scalar, cc_ig_ukr_f64_scalar,
-     cc_ig_packr_f32_scalar, cc_ig_packr_f64_scalar, IG_MRW_SCALAR, IG_NRW_SCALAR, 1,
-     cc_ig_ukrw_f32_scalar, cc_ig_ukrw_f64_scalar, cc_ig_wtin_f32_scalar, cc_ig_wtin_f64_scalar, cc_ig_wtout_f32_scalar, cc_ig_wtout_f64_scalar,
-     cc_ig_rows_f32_scalar, cc_ig_rows_f64_scalar, cc_ig_ukri_f32_scalar, cc_ig_ukri_f64_scalar, cc_ig_ukrn_f32_scalar, cc_ig_ukrn_f64_scalar, cc_ig_ukrin_f32_scalar, cc_ig_ukrin_f64_scalar, cc_ig_wsplit_f32_scalar, cc_ig_wsplit_f64_scalar},
-#if defined(CC_HAVE_X86_SIMD)
-    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 8, cc_ig_ukr_f32_avx2, NULL, cc_ig_packr_f32_avx2, NULL,
-     IG_MRW_AVX2, IG_NRW_AVX2, 8, cc_ig_ukrw_f32_avx2, NULL, cc_ig_wtin_f32_avx2, NULL, cc_ig_wtout_f32_avx2, NULL, cc_ig_rows_f32_avx2, NULL, cc_ig_ukri_f32_avx2, NULL, cc_ig_ukrn_f32_avx2, NULL, cc_ig_ukrin_f32_avx2, NULL, cc_ig_wsplit_f32_avx2, NULL},
-    {"avx2", IG_MR_AVX2, IG_NV_AVX2 * 4, NULL, cc_ig_ukr_f64_avx2, NULL, cc_ig_packr_f64_avx2,
-     IG_MRW_AVX2, IG_NRW_AVX2, 4, NULL, cc_ig_ukrw_f64_avx2, NULL, cc_ig_wtin_f64_avx2, NULL, cc_ig_wtout_f64_avx2, NULL, cc_ig_rows_f64_avx2, NULL, cc_ig_ukri_f64_avx2, NULL, cc_ig_ukrn_f64_avx2, NULL, cc_ig_ukrin_f64_avx2, NULL, cc_ig_wsplit_f64_avx2},
-    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 16, cc_ig_ukr_f32_avx512, NULL, cc_ig_packr_f32_avx512,
-     NULL, IG_MRW_AVX512, IG_NRW_AVX512, 16, cc_ig_ukrw_f32_avx512, NULL, cc_ig_wtin_f32_avx512, NULL, cc_ig_wtout_f32_avx512, NULL, cc_ig_rows_f32_avx512, NULL, cc_ig_ukri_f32_avx512, NULL, cc_ig_ukrn_f32_avx512, NULL, cc_ig_ukrin_f32_avx512, NULL, cc_ig_wsplit_f32_avx512, NULL},
-    {"avx512", IG_MR_AVX512, IG_NV_AVX512 * 8, NULL, cc_ig_ukr_f64_avx512, NULL,
-     cc_ig_packr_f64_avx512, IG_MRW_AVX512, IG_NRW_AVX512, 8, NULL, cc_ig_ukrw_f64_avx512, NULL, cc_ig_wtin_f64_avx512, NULL, cc_ig_wtout_f64_avx512, NULL, cc_ig_rows_f64_avx512, NULL, cc_ig_ukri_f64_avx512, NULL, cc_ig_ukrn_f64_avx512, NULL, cc_ig_ukrin_f64_avx512, NULL, cc_ig_wsplit_f64_avx512},
-#endif
-#if defined(__aarch64__)
-    {"neon", IG_MR_NEON, IG_NV_NEON * 4, cc_ig_ukr_f32_neon, NULL, cc_ig_packr_f32_neon, NULL,
-     IG_MRW_NEON, IG_NRW_NEON, 4, cc_ig_ukrw_f32_neon, NULL, cc_ig_wtin_f32_neon, NULL, cc_ig_wtout_f32_neon, NULL, cc_ig_rows_f32_neon, NULL, cc_ig_ukri_f32_neon, NULL, cc_ig_ukrn_f32_neon, NULL, cc_ig_ukrin_f32_neon, NULL, cc_ig_wsplit_f32_neon, NULL},
-    {"neon", IG_MR_NEON, IG_NV_NEON * 2, NULL, cc_ig_ukr_f64_neon, NULL, cc_ig_packr_f64_neon,
-     IG_MRW_NEON, IG_NRW_NEON, 2, NULL, cc_ig_ukrw_f64_neon, NULL, cc_ig_wtin_f64_neon, NULL, cc_ig_wtout_f64_neon, NULL, cc_ig_rows_f64_neon, NULL, cc_ig_ukri_f64_neon, NULL, cc_ig_ukrn_f64_neon, NULL, cc_ig_ukrin_f64_neon, NULL, cc_ig_wsplit_f64_neon},
-#endif
-};
+/* One entry per instruction set this build and CPU run and element type,
+ * from the kernel tables (igemm.h), in cc_isa order. */
+static isa_t isas[2 * CC_ISA_COUNT];
+static int n_isas;
 
-/* can this CPU run the kernel (AVX-512 on SIMDe runs on AVX2 CPUs) */
-static int runnable(const isa_t *isa) { return cc_isa_runs_here(cc_isa_lookup(isa->name)); }
+static void collect_isas(void)
+{
+    for (int i = 0; i < CC_ISA_COUNT; i++) {
+        /* AVX-512 on SIMDe runs on AVX2 CPUs */
+        if (!cc_isa_runs_here(i) || cc_isa_set(cc_isa_name(i)) != CC_OK)
+            continue;
+        const ig_kern_f32 *k = cc_ig_kern_f32();
+        const ig_kern_f64 *d = cc_ig_kern_f64();
+        isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = k->mr, .nr = k->nr, .f32 = k->ukr,
+                                 .p32 = k->packr, .mrw = k->mrw, .nrw = k->nrw, .lanes = k->lanes,
+                                 .w32 = k->ukrw, .ti32 = k->wtin, .to32 = k->wtout, .rw32 = k->rows,
+                                 .i32 = k->ukri, .n32 = k->ukrn, .in32 = k->ukrin,
+                                 .ws32 = k->wsplit};
+        isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = d->mr, .nr = d->nr, .f64 = d->ukr,
+                                 .p64 = d->packr, .mrw = d->mrw, .nrw = d->nrw, .lanes = d->lanes,
+                                 .w64 = d->ukrw, .ti64 = d->wtin, .to64 = d->wtout, .rw64 = d->rows,
+                                 .i64 = d->ukri, .n64 = d->ukrn, .in64 = d->ukrin,
+                                 .ws64 = d->wsplit};
+    }
+}
 
 static int check(const isa_t *isa, int f64, int64_t kc, int64_t ldc, int first, int with_bias)
 {
@@ -343,7 +344,7 @@ static int check_w(const isa_t *isa, int f64, int64_t nrows, int64_t w)
 }
 
 /* The Winograd transforms of a run of nq tiles against B^T d B and
- * A^T M A formed here from the matrices (ig_wino.h), in double. */
+ * A^T M A formed here from the matrices (wino_conv.h), in double. */
 static const double BT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
 static const double AT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
 
@@ -469,17 +470,18 @@ int main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 200;
     if (argc > 2) rng_state += (uint64_t)atoll(argv[2]) * 0x2545F4914F6CDD1Dull;
-    const int n = (int)(sizeof(isas) / sizeof(isas[0]));
+    collect_isas();
+    const int n = n_isas;
     printf("isas:");
     for (int i = 0; i < n; i++)
-        if (runnable(&isas[i]) && (i == 0 || strcmp(isas[i].name, isas[i - 1].name) != 0))
+        if (i == 0 || strcmp(isas[i].name, isas[i - 1].name) != 0)
             printf(" %s", isas[i].name);
     printf("\n");
     int failures = 0, checks = 0;
     for (int it = 0; it < iters; it++)
         for (int i = 0; i < n; i++)
             for (int f64 = 0; f64 < 2; f64++) {
-                if ((f64 ? !isas[i].f64 : !isas[i].f32) || !runnable(&isas[i])) continue;
+                if (f64 ? !isas[i].f64 : !isas[i].f32) continue;
                 const int64_t kc = it < 4 ? it + 1 : ri(1, 300);
                 const int64_t ldc = isas[i].nr + ri(0, 3) * ri(0, 40);
                 failures += check(&isas[i], f64, kc, ldc, (int)ri(0, 1), (int)ri(0, 1));

@@ -1,5 +1,5 @@
 /*
- * Checks the layout transpose (src/transpose.c and its tile kernels in
+ * Checks the layout transpose (src/transpose/transpose.c and its tile kernels in
  * src/transpose/) against a naive element loop written here, bit for bit,
  * for every instruction set this CPU and build can run: random matrices
  * (rows and columns 1..300, with the sizes around every block and tile
@@ -10,21 +10,21 @@
  *
  *   tr_check [iterations] [seed]     exit status 0 when all pass
  *
- * Built and run by tests/test_transpose.py (native; the AVX-512 kernels on
- * SIMDe's emulation; cross-compiled for aarch64 and run under qemu).
+ * Built by meson (tests/c/meson.build), run by tests/test_transpose.py
+ * (natively; the AVX-512 kernels on SIMDe's emulation; cross-compiled for
+ * aarch64 and run under qemu).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "simd_isa.h"
-#include "transpose.h"
+#include "core/isa.h"
+#include "transpose/transpose.h"
 
 #define CHECK_RNG_SEED 0x9E3779B97F4A7C15ull
 #include "check_rng.h"
 
-static const char *const all_isas[] = {"scalar", "avx2", "avx512", "neon"};
 #define GUARD 256
 
 static const int64_t edges[] = {1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
@@ -71,15 +71,15 @@ int main(int argc, char **argv)
         rng_state ^= (uint64_t)strtoull(argv[2], NULL, 10) * 0x2545F4914F6CDD1Dull;
     int fails = 0, cases = 0;
     printf("isas:");
-    for (int i = 0; i < 4; i++)
-        if (cc_isa_runs_here(cc_isa_lookup(all_isas[i])))
-            printf(" %s", all_isas[i]);
+    for (int i = 0; i < CC_ISA_COUNT; i++)
+        if (cc_isa_runs_here(i))
+            printf(" %s", cc_isa_name(i));
     printf("\n");
-    for (int i = 0; i < 4; i++) {
-        if (!cc_isa_runs_here(cc_isa_lookup(all_isas[i])))
+    for (int i = 0; i < CC_ISA_COUNT; i++) {
+        if (!cc_isa_runs_here(i))
             continue;
-        if (cc_isa_set(all_isas[i]) != CC_OK) {
-            printf("cannot set %s\n", all_isas[i]);
+        if (cc_isa_set(cc_isa_name(i)) != CC_OK) {
+            printf("cannot set %s\n", cc_isa_name(i));
             return 1;
         }
         for (int it = 0; it < iters; it++) {
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
             if (check_one(batch, rows, cols, es, nt)) {
                 fails++;
                 printf("FAIL %s batch %lld rows %lld cols %lld elsize %lld threads %d\n",
-                       all_isas[i], (long long)batch, (long long)rows, (long long)cols,
+                       cc_isa_name(i), (long long)batch, (long long)rows, (long long)cols,
                        (long long)es, nt);
             }
         }
@@ -99,7 +99,7 @@ int main(int argc, char **argv)
         cases++;
         if (check_one(2, 333, 129, 4, 2)) {
             fails++;
-            printf("FAIL %s big\n", all_isas[i]);
+            printf("FAIL %s big\n", cc_isa_name(i));
         }
     }
     /* argument checks */

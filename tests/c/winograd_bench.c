@@ -8,7 +8,8 @@
  * One thread: CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID, robust
  * on a shared machine).  More threads: wall time (CLOCK_MONOTONIC).  Prints
  * per shape: median and minimum microseconds of each kernel, and their ratio.
- * Built by winograd_build.sh with WITH_DW=1 MAIN=winograd_bench.
+ * Built by meson, not by default (tests/c/meson.build):
+ *   meson compile -C <build dir> winograd_bench
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,8 +19,8 @@
 
 #include "depthwise/depthwise.h"
 #include "dw_paths.h"
-#include "simd_isa.h"
-#include "winograd.h"
+#include "core/isa.h"
+#include "winograd/wdw.h"
 
 static double now(int nt)
 {

@@ -12,8 +12,9 @@
  *
  *   winograd_check [iterations] [seed]     exit status 0 when all pass
  *
- * Built and run by tests/test_winograd.py (native; the AVX-512 kernels on
- * SIMDe's emulation; cross-compiled for aarch64 and run under qemu).
+ * Built by meson (tests/c/meson.build), run by tests/test_winograd.py
+ * (natively; the AVX-512 kernels on SIMDe's emulation; cross-compiled for
+ * aarch64 and run under qemu).
  */
 #include <math.h>
 #include <stdint.h>
@@ -21,15 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "simd_isa.h"
-#include "winograd.h"
+#include "core/isa.h"
+#include "winograd/wdw.h"
 
 #define CHECK_RNG_SEED 88172645463325252ull
 #include "check_rng.h"
 static float ru(void) { return (float)rud(); }
 
-static const char *const all_isas[] = {"scalar", "avx2", "avx512", "neon"};
-static const char *isas[4];
+static const char *isas[CC_ISA_COUNT];
 static int nisa;
 
 #define GUARD 64
@@ -80,6 +80,11 @@ static void geom2(cc_geom *g, int64_t n, int64_t c, int64_t ih, int64_t iw, int6
 
 static int failures, checks;
 
+/* The larger of two errors, NaN when either is (fmax drops a NaN, and a
+ * NaN output must fail). */
+static double worse(double e, double f) { return e != e ? e : (f > e || f != f) ? f : e; }
+
+
 /* Run one geometry on every ISA and thread count; compare with the
  * reference and with the scalar result. */
 static void check(const cc_geom *g, int with_bias, const char *what)
@@ -111,9 +116,9 @@ static void check(const cc_geom *g, int with_bias, const char *what)
             checks++;
             double err = 0, errs = 0;
             for (int64_t i = 0; i < ys; i++) {
-                err = fmax(err, fabs(y[i] - yr[i]));
+                err = worse(err, fabs(y[i] - yr[i]));
                 if (a > 0)
-                    errs = fmax(errs, fabs((double)y[i] - ys0[i]));
+                    errs = worse(errs, fabs((double)y[i] - ys0[i]));
             }
             int canary = 1;
             for (int64_t i = 0; i < GUARD; i++)
@@ -208,9 +213,9 @@ int main(int argc, char **argv)
     rng_state += argc > 2 ? (uint64_t)atoll(argv[2]) * 0x9E3779B97F4A7C15ull : 0;
     if (cc_isa_init() != CC_OK)
         printf("note: CCONV_SIMD not usable here\n");
-    for (int i = 0; i < 4; i++)
-        if (cc_isa_runs_here(cc_isa_lookup(all_isas[i])))
-            isas[nisa++] = all_isas[i];
+    for (int i = 0; i < CC_ISA_COUNT; i++)
+        if (cc_isa_runs_here(i))
+            isas[nisa++] = cc_isa_name(i);
     printf("isas:");
     for (int i = 0; i < nisa; i++)
         printf(" %s", isas[i]);

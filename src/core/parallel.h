@@ -1,0 +1,96 @@
+/*
+ * How many threads a kernel runs, how finely its work is split, and the
+ * interrupt flag its drivers check between work items (core/parallel.c).
+ *
+ * Threads.  A driver asks cc_threads_for(work, grain, items, nthreads) how
+ * many threads to start: never more than the caller's count, the items,
+ * cc_thread_cap() (4 x the CPUs this process may run on: a larger count,
+ * e.g. set_num_threads(100000), is clamped) nor work / grain, so that no
+ * thread gets less than one grain of work and small calls run on the
+ * calling thread without entering an OpenMP region.  On a machine where
+ * other processes keep the cores busy, a region's closing barrier waits
+ * until the OS schedules every thread of the team (milliseconds): the grain
+ * is the work that pays for that risk.  Work is counted per family in the
+ * units below; the grains were fitted on one CPU (AMD EPYC, AVX-512, 2
+ * cores: benches/results/threads-*-amd-epyc-avx512.md), in units that
+ * carry to other CPUs roughly in proportion to their speed per core.
+ *
+ * Splits.  A plan cuts its work into items whose sizes depend on the
+ * problem and on cc_split_threads() (the CPU count, fixed per process), never
+ * on the thread count the caller asked for: every item then computes the
+ * same values, in the same order, whichever thread runs it, and a result is
+ * bit-identical for every thread count (OpenBLAS's GEMM gives different last
+ * bits for the same product cut into different blocks, so the blocks must
+ * not move).  cc_items_wanted(work, grain) is how many items a plan aims
+ * for: two per split thread, but none smaller than a grain.
+ *
+ * Interrupts.  A wrapper that runs a long call on the main thread brackets
+ * it with cc_watch_begin() / cc_watch_end(): in between, SIGINT sets a flag
+ * (and is passed on to the handler that was installed, Python's), and the
+ * drivers skip their remaining items once they see it (cc_stop_flag(),
+ * CC_STOPPED).  Other calls get a flag that never sets.
+ */
+#ifndef CC_PARALLEL_H
+#define CC_PARALLEL_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "cconv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
+
+/* Grains (benches/results/threads-*.md):
+ *  - GEMM family (im2col + GEMM, 1x1 GEMM, implicit GEMM, Winograd, shifted
+ *    GEMMs, NHWC, the adjoint and the weight gradient): multiply-adds of the
+ *    direct convolution;
+ *  - depthwise kernels: dw_cost units (multiply-adds + 2 x elements moved +
+ *    300 per row; about 20 a microsecond on one core);
+ *  - copies (layout transposes, the weight adjoint): bytes read;
+ *  - sums (grad_bias): elements summed. */
+#define CC_GRAIN_GEMM 4.0e6
+#define CC_GRAIN_DW 2.0e6
+#define CC_GRAIN_COPY (1024.0 * 1024.0)
+#define CC_GRAIN_SUM (512.0 * 1024.0)
+
+/* The factor CCONV_GRAIN_SCALE sets on every grain (default 1; 0: no
+ * grain, every call split and threaded as a large one), read once. */
+double cc_grain_scale(void);
+/* CPUs this process may run on (at least 1), read once. */
+int cc_cpus(void);
+/* The most threads any kernel starts: 4 x cc_cpus(). */
+int cc_thread_cap(void);
+/* The thread count work splits are planned for: cc_cpus(), at most 64. */
+int cc_split_threads(void);
+/* Items a plan aims for: 2 x cc_split_threads(), at most work / grain, at
+ * least 1. */
+int64_t cc_items_wanted(double work, double grain);
+/* Threads to run `items` items of `work` in all: nthreads clamped to
+ * [1, cc_thread_cap()], to items and to work / grain. */
+int cc_threads_for(double work, double grain, int64_t items, int nthreads);
+/* 1 when the calling thread has started an OpenMP team of several threads
+ * through cc_threads_for: its pool does not survive fork(). */
+int cc_pool_started(void);
+/* Multiply-adds of the direct convolution g (0 for an invalid one). */
+double cc_geom_macs(const cc_geom *g);
+
+typedef const volatile sig_atomic_t *cc_stop_t;
+/* The calling thread's stop flag: set by SIGINT while a watched call runs. */
+cc_stop_t cc_stop_flag(void);
+#define CC_STOPPED(s) (*(s) != 0)
+/* Watch SIGINT for a call on this thread (from the thread that handles
+ * signals, with the interpreter's lock held): returns a token, 0 when
+ * nothing was installed (a handler of ours is already in place, SIGINT is
+ * ignored or has its default action). */
+int cc_watch_begin(void);
+/* Put the previous SIGINT action back; 1 when SIGINT came in between. */
+int cc_watch_end(int token);
+
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,4 +1,0 @@
-/* Depthwise specialised 2-D 3x3/5x5/7x7 stride-1/2 row kernels, f32, neon (AArch64 baseline). */
-#define DW_ISA neon
-#include "dw_vec_neon.h"
-#include "dw2d.inc"

@@ -1,0 +1,49 @@
+/*
+ * The depthwise kernels of one instruction set and element type, and their
+ * table, cc_dw_kern_<f32|f64>_<isa> (contracts in dw_internal.h).  meson
+ * compiles this file once per instruction set and element type of the
+ * build, with that set's flags (src/meson.build: kernel_families).  The
+ * vector kernels are written on the vector layer (simd/vec_common.h); every
+ * one has a scalar twin (*_scalar.inc), plain loops that define what it
+ * must compute.
+ */
+#include <string.h>
+
+#include "simd/vec.h"
+#include "dw_internal.h"
+
+#define DW_FN(name) CC_ISA_NAME(CC_CAT(cc_dw_, name))
+#define DW_PLANE_T CC_CAT(dw_plane_, CC_SFX)
+#define DW_KERN_T CC_CAT(dw_kern_, CC_SFX)
+#define DW_VMAX DW_VM
+
+/* output rows per step of the plane kernels (at most DW_RMAX) */
+#if defined(CC_ISA_IS_AVX512)
+#define DW_RK_R 6
+#else
+#define DW_RK_R 4
+#endif
+
+#if defined(CC_ISA_IS_SCALAR)
+#include "dw2d_scalar.inc"
+#include "dwrows_scalar.inc"
+#include "dwwg_scalar.inc"
+#include "dwadj2_scalar.inc"
+#include "dwcl_scalar.inc"
+#else
+#include "dw2d.inc"
+#include "dwrows.inc"
+#include "dwwg.inc"
+#include "dwadj2.inc"
+#include "dwcl.inc"
+#endif
+
+const DW_KERN_T CC_ISA_NAME(cc_dw_kern) = {
+    DW_RK_R,
+    DW_FN(rows),
+    {{DW_FN(k3s1), DW_FN(k3s2)}, {DW_FN(k5s1), DW_FN(k5s2)}, {DW_FN(k7s1), DW_FN(k7s2)}},
+    DW_FN(wg),
+    {DW_FN(a2k2), DW_FN(a2k3), DW_FN(a2k4), DW_FN(a2k5)},
+    DW_FN(cl),
+    DW_FN(split2),
+    DW_FN(join2)};

@@ -1,4 +1,0 @@
-/* Depthwise stride-2 adjoint row kernel (grad_input, 3/5 taps), f32, neon (AArch64 baseline). */
-#define DW_ISA neon
-#include "dw_vec_neon.h"
-#include "dwadj2.inc"

@@ -1,3 +1,0 @@
-/* Depthwise stride-2 adjoint row kernel (grad_input, 3/5 taps), f32, scalar reference (baseline flags). */
-#include "dw_scalar.h"
-#include "dwadj2_scalar.inc"

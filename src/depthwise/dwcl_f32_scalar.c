@@ -1,3 +1,0 @@
-/* Depthwise channels-last row kernel, f32, scalar reference (baseline flags). */
-#include "dw_scalar.h"
-#include "dwcl_scalar.inc"

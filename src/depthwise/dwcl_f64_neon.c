@@ -1,5 +1,0 @@
-/* Depthwise channels-last row kernel, f64, neon (AArch64 baseline). */
-#define DW_F64
-#define DW_ISA neon
-#include "dw_vec_neon.h"
-#include "dwcl.inc"

@@ -1,3 +1,0 @@
-/* Depthwise generic row kernel and stride-2 (de)interleave, f32, scalar reference (baseline flags). */
-#include "dw_scalar.h"
-#include "dwrows_scalar.inc"

@@ -1,5 +1,0 @@
-/* Depthwise generic row kernel (any taps; 3-D, long 1-D) and stride-2 (de)interleave, f64, avx512 (-mavx512f -mfma). */
-#define DW_ISA avx512
-#define DW_F64
-#include "dw_vec_avx512.h"
-#include "dwrows.inc"

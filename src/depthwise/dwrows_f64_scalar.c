@@ -1,4 +1,0 @@
-/* Depthwise generic row kernel and stride-2 (de)interleave, f64, scalar reference (baseline flags). */
-#define DW_F64
-#include "dw_scalar.h"
-#include "dwrows_scalar.inc"

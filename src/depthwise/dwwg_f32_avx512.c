@@ -1,4 +1,0 @@
-/* Depthwise weight-gradient kernel, f32, avx512 (-mavx512f -mfma). */
-#define DW_ISA avx512
-#include "dw_vec_avx512.h"
-#include "dwwg.inc"

@@ -1,4 +1,0 @@
-/* Depthwise weight-gradient kernel, f32, neon (AArch64 baseline). */
-#define DW_ISA neon
-#include "dw_vec_neon.h"
-#include "dwwg.inc"

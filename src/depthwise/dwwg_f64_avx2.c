@@ -1,5 +1,0 @@
-/* Depthwise weight-gradient kernel, f64, avx2 (-mavx2 -mfma). */
-#define DW_ISA avx2
-#define DW_F64
-#include "dw_vec_avx2.h"
-#include "dwwg.inc"

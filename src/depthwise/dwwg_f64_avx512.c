@@ -1,5 +1,0 @@
-/* Depthwise weight-gradient kernel, f64, avx512 (-mavx512f -mfma). */
-#define DW_ISA avx512
-#define DW_F64
-#include "dw_vec_avx512.h"
-#include "dwwg.inc"

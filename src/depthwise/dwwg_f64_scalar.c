@@ -1,4 +1,0 @@
-/* Depthwise weight-gradient kernel, f64, scalar reference (baseline flags). */
-#define DW_F64
-#include "dw_scalar.h"
-#include "dwwg_scalar.inc"

@@ -1,0 +1,212 @@
+/* Convolution as GEMM: forward (im2col + GEMM), adjoint (GEMM + col2im: the
+ * transposed convolution and the plain one's grad_input) and the weight
+ * gradient (im2col + GEMM accumulated over the batch), float32 and float64.
+ * The bodies are gemm_conv.inc; the work split is gemm_plan.h. */
+#include <stdlib.h>
+#include <string.h>
+#include "core/omp_compat.h"
+
+#include "core/blas.h"
+#include "gemm/gemm_small.h"
+#include "cconv.h"
+#include "igemm/igemm.h"
+#include "winograd/wino_conv.h"
+#include "gemm_plan.h"
+#include "shift_conv.h"
+#include "shift_plan.h"
+
+#define CC_TEMPLATE "gemm/gemm_conv.inc"
+#include "core/instances.h"
+
+/* float32 on 16-lane vectors (AVX-512): micro-panels of NR = 48 positions
+ * and twice the work per instruction, where the rules below differ (the
+ * kernel table is chosen once at import, or forced by CCONV_SIMD / tests). */
+static inline int cc_wide_f32(int64_t elsize) { return elsize == 4 && cc_ig_kern_f32()->lanes >= 16; }
+
+/* Winograd F(2x2, 3x3) (src/winograd/wino_conv.c) for 2-D 3x3 stride-1 layers
+ * (dilation 1-4).  With vectors of at most 8 floats (AVX2, NEON) and for
+ * float64: >= 32 input and output channels per group on images
+ * of >= 196 2x2 tiles (27x27 outputs and up), and with >= 64 on images of
+ * >= 100 tiles, or of >= 16 when the batch has >= 128 (its panels of tiles
+ * span images).  Its filter transform is made every call and its
+ * transforms cost per channel what its GEMMs cost per channel pair, so
+ * single small images and small groups stay on igemm.  Measured against
+ * igemm, 2 threads, float32, AMD EPYC with AVX2
+ * (benches/results/heuristics-2026-11-30.md):
+ * 56x56 0.48-0.74, 28x28 0.63-0.97 (>= 32 channels), 20x20 0.72-0.96
+ * (>= 64), 7x7-14x14 with >= 128 tiles in the batch 0.69-0.93 (>= 64);
+ * 7x7-14x14 batch 1 0.98-2.9, 16 channels 0.86-1.34, groups of 4-16
+ * channels 1.1-1.8 stay out; dilated layers 0.32-0.95.  float64 (the
+ * micro-kernels do half the lanes, the transforms the same adds): >= 32
+ * channels on >= 49 tiles, 0.47-0.90 (14x14 batch 1 with 128-256 channels
+ * 0.98-1.01).
+ * 3-D layers (3x3 planes) count every output depth as an image of the
+ * batch.  With one depth tap (a (2+1)-D 1x3x3 kernel) the rule above holds
+ * (2 threads, float32, Winograd / igemm time, kernels called directly, 3
+ * alternations: 2x64x8x56x56 0.70, 2x128x8x28x28 0.71; 16 channels 1.32,
+ * 32 channels on 28x28 1.10 stay out).  With >= 2 depth taps the GEMMs
+ * reduce over KD * cig and each item transforms its input planes once for
+ * a run of output depths, so smaller layers gain (cc_wino3_wanted). */
+/* 3-D, >= 2 depth taps, vectors of at most 8 floats or float64 (the
+ * 16-lane rule is the 2-D one, unmeasured on 3-D).  Measured as above,
+ * 3x3x3 with padding 1, float32: 16 channels on 64x64 planes 0.75, 24 on
+ * 56x56 0.69 (8 channels 0.98, 16 on 28x28 0.96 stay out); >= 32 channels
+ * on >= 196 tiles 0.63-0.72 (C3D-like 2x64x16x28x28 0.69, 5 depth taps
+ * 0.75, depth stride 2 0.73); >= 49 tiles with >= 392 in the batch
+ * 0.77-0.86 (1x128x8x14x14 0.77, 2x32x16x14x14 0.86; 1x64x4x14x14 0.97,
+ * x2 1.04 stay out); >= 64 channels on >= 16 tiles with >= 256 in the
+ * batch 0.81-0.86 (4x64x8x7x7 0.81, 2x128x8x7x7 0.86; 1x64x8x7x7 1.07,
+ * 4x32x8x7x7 1.01 stay out).  float64: >= 16 channels on >= 16 tiles
+ * 0.56-0.91 (8 channels 0.95 stays out). */
+static int cc_wino3_wanted(const cc_geom *g, int64_t elsize, double tiles, double batch) {
+    const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
+    if (cig * g->k[0] < 48 || cog < 16 || tiles < 16) return 0;
+    if (elsize == 8) return 1;
+    if (tiles >= 784) return 1;
+    if (cig < 32 || cog < 32) return 0;
+    if (tiles >= 196 || (tiles >= 49 && batch * tiles >= 392.0)) return 1;
+    return cig >= 64 && batch * tiles >= 256.0;
+}
+
+static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
+    if (!cc_wino_applies(g)) return 0;
+    const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
+    const int64_t tiles = ((g->out[1] + 1) / 2) * ((g->out[2] + 1) / 2);
+    /* 3-D: each output depth an image of the batch */
+    const double batch = (double)g->batch * (double)g->out[0];
+    if (g->k[0] >= 2 && !cc_wide_f32(elsize)) return cc_wino3_wanted(g, elsize, (double)tiles, batch);
+    if (cc_wide_f32(elsize)) {
+        /* 16-lane vectors (AVX-512): the micro-kernels do twice the work per
+         * instruction, and the transforms' fixed costs (the filter transform
+         * per call, the split and transforms per channel and run of tiles)
+         * must be spread over enough channels and tiles.  Measured on a Xeon
+         * (Sapphire Rapids class), 1 and 2 threads, Winograd time / igemm
+         * time, after the row split and the transforms were vectorised
+         * (benches/results/heuristics-wino-2026-12-01.md):
+         *   >= 32 channels on 56x56 outputs and up: 0.64-0.96;
+         *   >= 64 channels on images of >= 49 tiles (14x14) with channels
+         *   x tiles of the batch >= 32768: 0.57-0.99 (4x64 28x28 0.86/0.79,
+         *   1x256 24x24 0.72, 8x256 14x14 0.68); below it 0.87-2.8 (1x128
+         *   28x28 1.0, 4x128 14x14 1.05-1.2, 1x256 20x20 1.07-1.19); 7x7
+         *   images (16 tiles) 0.86-1.01 stay out;
+         *   dilation 2, >= 64 channels and >= 196 tiles per image: 0.65-0.92
+         *   (deeplab's 1x256 33x33 0.71-0.84); 32 channels 1.2-1.35, 9x9
+         *   tiles 0.73-1.10; dilations 3-4 (their split is scalar) 1.2. */
+        const int64_t dmax = g->dil[1] > g->dil[2] ? g->dil[1] : g->dil[2];
+        if (dmax > 2) return 0;
+        const int64_t ch = cig < cog ? cig : cog;
+        if (ch < 32) return 0;
+        if (dmax == 1 && tiles >= 784) return 1;
+        if (ch < 64 || tiles < 49 || (dmax == 2 && tiles < 196)) return 0;
+        return (double)ch * batch * (double)tiles >= 32768.0;
+    }
+    if (cig < 32 || cog < 32) return 0;
+    /* float32 with fewer than 64 output channels per group on fewer than
+     * 400 tiles (up to 39x39 outputs): igemm (2 threads, Winograd / igemm
+     * time, 28x28 outputs: 32 -> 32 channels 1.05-1.09, groups of 32 1.07-
+     * 1.18, 64 -> 32 1.02-1.03; but 32 -> 64 0.76-0.80, 40x40 0.89-0.92) */
+    if (elsize == 4 && cog < 64 && tiles < 400) return 0;
+    if (tiles >= 196 || (elsize == 8 && tiles >= 49)) return 1;
+    if (cig < 64 || cog < 64) return 0;
+    return tiles >= 100 || (tiles >= 16 && batch * (double)tiles >= 128.0);
+}
+
+/* The implicit GEMM and Winograd stay away from small images with many
+ * output channels and a deep reduction when the whole batch has few output
+ * positions, or the channels are very many, or a reduction of >= 256 over
+ * at most 128 positions in all (a 1x1 stride-2 layer on a 7x7 image was 2x
+ * torch's time on igemm, whose weight packing streams the whole weight for
+ * 16 positions): igemm's tiles are one image each, and there im2col + one
+ * GEMM over the batch wins (measured, 1 and 2 threads:
+ * benches/results/heuristics-2026-11-30.md).  With 16-lane float32 vectors
+ * (AVX-512: micro-panels of 48 positions, a 7x7 image's 49 in 96 columns)
+ * the size of the image decides rather than the batch's positions: im2col
+ * for images of <= 56 positions with >= 128 output channels (2 threads,
+ * igemm time / im2col time: 7x7 with 128-1024 channels, batch 2-8,
+ * 1.0-1.55; 8x8 0.91-1.02, 10x10 0.94-1.17, 12x12-14x14 0.71-1.03; 7x7
+ * with 64-96 channels 0.82-0.87: benches/results/heuristics-2026-12-01.md) */
+static int cc_small_deep(const cc_geom *g, int64_t elsize) {
+    const int64_t P = g->out[0] * g->out[1] * g->out[2];
+    const int64_t cog = g->c_out / g->groups;
+    const int64_t K = g->c_in / g->groups * g->k[0] * g->k[1] * g->k[2];
+    const double bp = (double)g->batch * (double)P;
+    const int wide = cc_wide_f32(elsize);
+    return P < 256 && cog > 32 &&
+           ((K >= 1024 && (wide ? P <= 56 && cog >= 128 : bp < 256.0 || (cog >= 512 && P < 100))) ||
+            (K >= 256 && bp <= 128.0));
+}
+
+/* Non-overlapping patches (cc_is_patch): im2col + one GEMM beat igemm (AMD
+ * EPYC AVX2, 2 threads, im2col / igemm time, 3 alternations: float32
+ * 0.68-0.95 -- 8x3x224x224 4x4 stride 4 -> 96 0.68, 16x16 stride 16 -> 768
+ * 0.90, 4x256x56x56 2x2 stride 2 -> 512 0.82, 1-D k2 s2 512 -> 512 0.79;
+ * float64 0.78-1.03; 1 thread 0.91-1.10), so no other method wants them. */
+int cc_conv_fwd_applies(int m, const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return 0;
+    switch (m) {
+    case CC_M_IM2COL: return 1;
+    case CC_M_GEMM_1X1: return cc_is_1x1(g);
+    case CC_M_SHIFT: return cc_shift_applies(g);
+    case CC_M_IGEMM: return cc_conv_fwd_igemm_workspace(g, nthreads, elsize) >= 0;
+    case CC_M_WINO: return cc_conv_fwd_wino_workspace(g, nthreads, elsize) >= 0;
+    default: return 0;
+    }
+}
+
+int cc_conv_fwd_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_conv_fwd_applies(m, g, nthreads, elsize)) return 0;
+    switch (m) {
+    case CC_M_IM2COL:
+    case CC_M_GEMM_1X1: return 1;
+    case CC_M_SHIFT: return !cc_is_1x1(g) && !cc_is_patch(g) && cc_shift_wanted(g);
+    case CC_M_IGEMM: return !cc_is_1x1(g) && !cc_is_patch(g) && !cc_small_deep(g, elsize);
+    case CC_M_WINO:
+        return !cc_is_patch(g) && !cc_small_deep(g, elsize) && cc_wino_wanted(g, elsize);
+    default: return 0;
+    }
+}
+
+int64_t cc_conv_fwd_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize) {
+    if (!cc_conv_fwd_applies(m, g, nthreads, elsize)) return -1;
+    if (m == CC_M_IGEMM) return cc_conv_fwd_igemm_workspace(g, nthreads, elsize);
+    if (m == CC_M_WINO) return cc_conv_fwd_wino_workspace(g, nthreads, elsize);
+    if (m == CC_M_SHIFT) return cc_conv_fwd_shift_workspace(g, nthreads, elsize);
+    const int in_place = m == CC_M_GEMM_1X1;
+    int64_t e = elsize == 4 ? cc_conv_fwd_workspace_elems_f32(g, nthreads, in_place)
+                            : cc_conv_fwd_workspace_elems_f64(g, nthreads, in_place);
+    return e < 0 ? -1 : e * elsize;
+}
+
+int cc_conv_adj_applies(int m, const cc_geom *g) {
+    if (!cc_geom_valid(g)) return 0;
+    return m == CC_M_IM2COL || (m == CC_M_GEMM_1X1 && cc_is_1x1(g));
+}
+
+int64_t cc_conv_adj_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize) {
+    if (!cc_conv_adj_applies(m, g) || (elsize != 4 && elsize != 8)) return -1;
+    const int in_place = m == CC_M_GEMM_1X1;
+    int64_t e = elsize == 4 ? cc_conv_adj_workspace_elems_f32(g, nthreads, in_place)
+                            : cc_conv_adj_workspace_elems_f64(g, nthreads, in_place);
+    return e < 0 ? -1 : e * elsize;
+}
+
+int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return 0;
+    switch (m) {
+    case CC_M_IM2COL: return 1;
+    case CC_M_GEMM_1X1: return cc_is_1x1(g);
+    case CC_M_IGEMM:
+        return cc_conv_wgrad_igemm_suits(g, elsize) &&
+               cc_conv_wgrad_igemm_workspace(g, nthreads, elsize) >= 0;
+    default: return 0;
+    }
+}
+
+int64_t cc_conv_wgrad_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize) {
+    if (!cc_conv_wgrad_applies(m, g, nthreads, elsize)) return -1;
+    if (m == CC_M_IGEMM) return cc_conv_wgrad_igemm_workspace(g, nthreads, elsize);
+    const int in_place = m == CC_M_GEMM_1X1;
+    int64_t e = elsize == 4 ? cc_conv_wgrad_workspace_elems_f32(g, nthreads, in_place)
+                            : cc_conv_wgrad_workspace_elems_f64(g, nthreads, in_place);
+    return e < 0 ? -1 : e * elsize;
+}

@@ -1,0 +1,85 @@
+/* Work split of the shifted-GEMM forward (shift_conv.inc). */
+#ifndef CC_SHIFT_PLAN_H
+#define CC_SHIFT_PLAN_H
+
+#include "cconv.h"
+#include "gemm_plan.h"
+
+/* Target wide columns per C tile, and the band buffer's size cap. */
+#define CC_SHIFT_COLS 1024
+#define CC_SHIFT_BAND_BYTES ((int64_t)1 << 20)
+
+typedef struct cc_shift_plan {
+    int nt;
+    int64_t cig, cog;
+    int64_t R, Wt;          /* output rows and columns per tile */
+    int64_t nh, nw;         /* tiles along H and W */
+    int64_t chunk, nchunks; /* output channels per item */
+    int64_t items;
+    int64_t band_elems;     /* band buffer, per thread */
+    int64_t per_thread;     /* band + C tile */
+    int64_t wt_elems;       /* weight by tap, shared */
+} cc_shift_plan;
+
+/* What the shifted GEMMs can run: stride 1 everywhere, input channels. */
+static inline int cc_shift_applies(const cc_geom *g) {
+    return g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 &&
+           g->c_in >= g->groups && g->c_in > 0;
+}
+
+/* Where the defaults want them: several taps, enough input channels for
+ * the per-tap GEMMs (K = cig) to run at speed, and output rows wide enough
+ * that the wide columns waste little. */
+static inline int cc_shift_wanted(const cc_geom *g) {
+    const int64_t kk = g->k[0] * g->k[1] * g->k[2];
+    const int64_t cig = g->c_in / g->groups;
+    const int64_t P = g->out[0] * g->out[1] * g->out[2];
+    if (!cc_shift_applies(g)) return 0;
+    if (kk < 2 || cig < 16 || P < 256 || g->batch < 1) return 0;
+    const int64_t extw = (g->k[2] - 1) * g->dil[2];
+    if (g->out[1] > 1 && g->out[2] < 3 * extw) return 0;
+    return 1;
+}
+
+static inline void cc_plan_shift(const cc_geom *g, int nthreads, int64_t elsize,
+                                 cc_shift_plan *sp) {
+    const int64_t Ho = g->out[1], Wo = g->out[2];
+    const int64_t exth = (g->k[1] - 1) * g->dil[1], extw = (g->k[2] - 1) * g->dil[2];
+    const int64_t kd = g->k[0];
+    sp->nt = nthreads < 1 ? 1 : nthreads;
+    sp->cig = g->c_in / g->groups;
+    sp->cog = g->c_out / g->groups;
+    int64_t R, Wt;
+    if (Ho == 1 || Wo >= CC_SHIFT_COLS) {
+        R = 1;
+        Wt = cc_min64(Wo, CC_SHIFT_COLS);
+    } else {
+        Wt = Wo;
+        R = cc_max64(1, cc_min64(Ho, CC_SHIFT_COLS / (Wo + extw)));
+    }
+    /* keep the band buffer near its cap: fewer rows, then narrower tiles */
+    while (R > 1 && sp->cig * kd * (R + exth) * (Wt + extw) * elsize > CC_SHIFT_BAND_BYTES) --R;
+    if (R == 1)
+        while (Wt > 64 && sp->cig * kd * (1 + exth) * (Wt + extw) * elsize > CC_SHIFT_BAND_BYTES)
+            Wt = (Wt + 1) / 2;
+    sp->R = R;
+    sp->Wt = Wt;
+    sp->nh = cc_ceil_div(Ho, cc_max64(1, R));
+    sp->nw = cc_ceil_div(Wo, cc_max64(1, Wt));
+    const int64_t base = cc_max64(1, g->batch * g->groups * g->out[0] * sp->nh * sp->nw);
+    /* (the split depends on the problem only: parallel.h) */
+    const double macs = cc_geom_macs(g);
+    const int64_t want = cc_items_wanted(macs, CC_GRAIN_GEMM);
+    int64_t nch = 1;
+    if (want > 1 && base < want && sp->cog >= 32)
+        nch = cc_max64(1, cc_min64(cc_ceil_div(want, base), sp->cog / 16));
+    sp->chunk = sp->cog > 0 ? cc_ceil_div(sp->cog, nch) : 1;
+    sp->nchunks = sp->cog > 0 ? cc_ceil_div(sp->cog, sp->chunk) : 1;
+    sp->items = g->batch * g->groups * g->out[0] * sp->nh * sp->nw * sp->nchunks;
+    sp->nt = cc_threads_for(macs, CC_GRAIN_GEMM, sp->items, sp->nt);
+    sp->band_elems = sp->cig * kd * (R + exth) * (Wt + extw);
+    sp->per_thread = sp->band_elems + sp->chunk * ((R - 1) * (Wt + extw) + Wt);
+    sp->wt_elems = g->c_out * sp->cig * g->k[0] * g->k[1] * g->k[2];
+}
+
+#endif

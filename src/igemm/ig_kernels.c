@@ -1,0 +1,53 @@
+/*
+ * The implicit GEMM's kernel table of one instruction set and element type,
+ * cc_ig_kern_<f32|f64>_<isa>: the micro-kernels, the band and output row
+ * copies, the weight-gradient kernel, and the dense Winograd's row split
+ * and transforms (winograd/wino_tr*.inc), which run between its GEMMs on
+ * the same micro-kernels.  meson compiles this file once per instruction
+ * set and element type of the build, with that set's flags
+ * (src/meson.build: kernel_families).
+ */
+#include <stddef.h>
+
+#include "simd/vec.h"
+#include "igemm.h"
+
+#define IG_ISA_FN(name) CC_ISA_NAME(CC_CAT(cc_ig_, name))
+
+/* register blocks (igemm.h): MR rows x NR columns of NV vectors, and the
+ * weight gradient's MRW channels x NRW taps */
+#if defined(CC_ISA_IS_SCALAR)
+#define IG_MR IG_MR_SCALAR
+#define IG_NR IG_NR_SCALAR
+#define IG_MRW IG_MRW_SCALAR
+#define IG_NRW IG_NRW_SCALAR
+#define IG_LANES 1
+#include "ig_ukr_scalar.inc"
+#include "winograd/wino_tr_scalar.inc"
+#else
+#if defined(CC_ISA_IS_AVX2)
+#define IG_MR IG_MR_AVX2
+#define IG_NV IG_NV_AVX2
+#define IG_MRW IG_MRW_AVX2
+#define IG_NRW IG_NRW_AVX2
+#elif defined(CC_ISA_IS_AVX512)
+#define IG_MR IG_MR_AVX512
+#define IG_NV IG_NV_AVX512
+#define IG_MRW IG_MRW_AVX512
+#define IG_NRW IG_NRW_AVX512
+#elif defined(CC_ISA_IS_NEON)
+#define IG_MR IG_MR_NEON
+#define IG_NV IG_NV_NEON
+#define IG_MRW IG_MRW_NEON
+#define IG_NRW IG_NRW_NEON
+#endif
+#define IG_NR (IG_NV * V)
+#define IG_LANES V
+#include "ig_ukr.inc"
+#include "winograd/wino_tr.inc"
+#endif
+
+const IG_KERN_T CC_ISA_NAME(cc_ig_kern) = {
+    IG_MR, IG_NR, IG_ISA_FN(ukr), IG_ISA_FN(ukri), IG_ISA_FN(packr),
+    IG_MRW, IG_NRW, IG_LANES, IG_ISA_FN(ukrw), IG_ISA_FN(wtin), IG_ISA_FN(wtout),
+    IG_ISA_FN(rows), IG_ISA_FN(ukrn), IG_ISA_FN(ukrin), IG_ISA_FN(wsplit)};

@@ -1,0 +1,209 @@
+/*
+ * 3x3 stride-1 convolution by Winograd F(2x2, 3x3) (wino_conv.c), on the
+ * implicit GEMM's micro-kernels.  Kernel 3x3, stride 1, dilation 1-4 along
+ * height and width, any padding and groups, float32 and float64; 3-D
+ * layers with any depth taps, depth stride, dilation and padding (a C3D
+ * 3x3x3, a (2+1)-D 1x3x3 kernel).
+ *
+ * 3-D: an output depth od's 2-D products over its KD input planes (depth
+ * od * sd - pd + kd * dd, zeros outside the input) are summed by the GEMMs
+ * themselves: their reduction index is kc = kd * cig + ci (U: KD * cig
+ * columns, V: KD * cig rows, each row the transform of its depth tap's
+ * input plane).  The output depths are cut into chunks of odl, and the
+ * tiles are numbered over (image, chunk, tile of the plane): a panel's
+ * tiles each stand for odl output depths.  A work item transforms the np
+ * input planes its chunks read, once each (V laid out [xi][plane j][ci]
+ * [tile], plane j of a tile at depth chunk * odl * sd - pd + j, so the B
+ * panel of the chunk's l-th depth is KD * cig rows from plane l * sd on:
+ * with depth dilation 1 no copy), then runs each of the odl depths'
+ * GEMMs and output transform.  odl is as many depths as keep V within
+ * IW_V_BYTES, fewer where the items would not keep the threads busy (odl
+ * 1: every input plane transformed once per output depth reading it).
+ *
+ * The output is cut into 2x2 tiles.  With dilation (dh, dw) the output
+ * splits into dh x dw phases (rows a + dh i, columns b + dw j), each an
+ * undilated 3x3 convolution of the input's phase (rows a - ph + dh i',
+ * columns b - pw + dw j'); a phase's tiles are row-major over it (tiles
+ * past its bottom or right edge are computed and clipped), and the phases
+ * follow each other (a, then b).
+ * With U = G g G^T (4x4 per output/input channel pair, G = [1 0 0; 1/2 1/2
+ * 1/2; 1/2 -1/2 1/2; 0 0 1]) and V = B^T d B of each tile's 4x4 input
+ * window d, the 16 elements xi of the transformed domain are 16 matrix
+ * products per group, M_xi (cog x tiles) = U_xi (cog x cig) V_xi (cig x
+ * tiles), and the tile is Y = A^T M A + bias.  That is 16 multiply-adds per
+ * tile and channel pair against 36 for the direct product.
+ *
+ * U is made once per call in the micro-kernel's A-panel layout (MR rows,
+ * k-major), per (group, xi).  The tiles of the batch are numbered image
+ * after image, and a work item is (group, panel of NR consecutive tiles,
+ * which may span images: a 7x7 image has 16 tiles, and panels of one
+ * image's tiles left a third of a 24-wide panel empty): its input transform
+ * writes V as B panels, vb[(xi * cig + ci) * NR + j], 16 x ceil(cog / MR)
+ * micro-kernel calls write M, m[(xi * cog_pad + co) * NR + j], and the
+ * output transform writes the tiles.  OpenMP over the items, a group's
+ * panels one after the other (its U stays in cache).
+ */
+#ifndef CC_IG_WINO_H
+#define CC_IG_WINO_H
+#include "cconv.h"
+#include "igemm/ig_plan.h"
+
+typedef struct iw_plan {
+    int nt, mr, nr;
+    int64_t cig, cog, mpan;     /* channels per group; MR panels per group */
+    int64_t kd, ck;             /* depth taps; GEMM depth kd * cig */
+    int64_t odl, nchunks, np;   /* output depths per chunk; chunks per image;
+                                   input planes a chunk reads */
+    int64_t dh, dw;             /* dilation: phases */
+    int64_t tw, ntiles;         /* 2x2 tiles: most per tile row, per plane */
+    int64_t ttotal;             /* tiles of the batch's (image, chunk) planes */
+    int64_t npanels, items;     /* NR-tile panels of the batch; items */
+    int64_t ap_elems;           /* U, all groups and xi */
+    int64_t vb_elems, mb_elems; /* per thread: V and M of one panel */
+    int64_t gb_elems;           /* per thread: one depth's B (depth dilation > 1) */
+    int64_t es_elems;           /* per thread: 8 split input rows */
+    int64_t per_thread;
+} iw_plan;
+
+/* The largest dilation (each axis): the phases are looked up by a loop. */
+#define IW_MAX_DIL 4
+
+/* 3x3 stride 1 dilation 1-4 across each plane (height, width); any depth
+ * taps, stride, dilation and padding (2-D: depth 1). */
+static inline int cc_wino_applies(const cc_geom *g) {
+    return cc_geom_valid(g) && g->out[0] > 0 && g->pad[0] >= 0 &&
+           g->k[1] == 3 && g->k[2] == 3 && g->stride[1] == 1 && g->stride[2] == 1 &&
+           g->dil[1] >= 1 && g->dil[1] <= IW_MAX_DIL && g->dil[2] >= 1 &&
+           g->dil[2] <= IW_MAX_DIL && g->pad[1] >= 0 && g->pad[2] >= 0 && g->out[1] > 0 &&
+           g->out[2] > 0;
+}
+
+/* Tile rows of output phase a (rows a, a + d, ...) of n rows, and tiles per
+ * tile row of phase b likewise. */
+static inline int64_t iw_phase_tiles(int64_t n, int64_t d, int64_t a) {
+    return a < n ? cc_ceil_div(cc_ceil_div(n - a, d), 2) : 0;
+}
+
+/* Phase (a, b), tile row th and tile column q of tile t; *twb: the
+ * phase's tiles per tile row. */
+static inline void iw_locate(const cc_geom *g, const struct iw_plan *p, int64_t t, int64_t *a,
+                             int64_t *b, int64_t *th, int64_t *q, int64_t *twb) {
+    for (int64_t pa = 0; pa < p->dh; ++pa) {
+        const int64_t tha = iw_phase_tiles(g->out[1], p->dh, pa);
+        for (int64_t pb = 0; pb < p->dw; ++pb) {
+            const int64_t twp = iw_phase_tiles(g->out[2], p->dw, pb), n = tha * twp;
+            if (t < n) {
+                *a = pa, *b = pb, *th = t / twp, *q = t % twp, *twb = twp;
+                return;
+            }
+            t -= n;
+        }
+    }
+    *a = *b = *th = *q = *twb = 0; /* not reached for t < ntiles */
+}
+
+/* floor(a / b), b > 0 */
+static inline int64_t iw_fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/* The most tiles of a panel (NR of every micro-kernel table; the runs of a
+ * panel live on the stack). */
+#define IW_NR_MAX IG_NR_MAX
+
+/* A run: tiles [qa, qa + nq) of tile row th of phase (a, b) of plane n
+ * (image n / nchunks, output depths from n % nchunks * odl),
+ * panel columns [j0, j0 + nq).  Window column c of tile q is input column
+ * c0 + dw (2 q + c); for q in [qlo, qhi) both of a tile's phase-0 and
+ * phase-1 columns lie inside the image. */
+typedef struct iw_run {
+    int64_t n, a, b, th, qa, nq, j0, c0, qlo, qhi;
+} iw_run;
+
+/* The runs of the panel of NR tiles from batch tile t0 (at most NR of
+ * them); the count.  Made once per panel: the input transform goes through
+ * them per input channel and the output transform per output channel. */
+static inline int iw_panel_runs(const cc_geom *g, const struct iw_plan *p, int64_t t0,
+                                iw_run *runs) {
+    const int64_t tend = cc_min64(t0 + p->nr, p->ttotal), W = g->in[2], dw = p->dw;
+    int k = 0;
+    for (int64_t t = t0; t < tend; ++k) {
+        iw_run *r = runs + k;
+        int64_t twb;
+        r->n = t / p->ntiles;
+        iw_locate(g, p, t - r->n * p->ntiles, &r->a, &r->b, &r->th, &r->qa, &twb);
+        r->nq = cc_min64(twb, r->qa + (tend - t)) - r->qa;
+        r->j0 = t - t0;
+        r->c0 = r->b - g->pad[2] + 2 * dw * r->qa;
+        r->qlo = cc_min64(r->nq + 1, cc_max64(0, -iw_fdiv(r->c0, 2 * dw)));
+        r->qhi = cc_max64(r->qlo, cc_min64(r->nq + 1, iw_fdiv(W - 1 - dw - r->c0, 2 * dw) + 1));
+        t += r->nq;
+    }
+    return k;
+}
+
+/* Bytes of V per thread that a run of output depths may fill (the
+ * planes it shares with the next depth are transformed once). */
+#define IW_V_BYTES ((int64_t)512 << 10)
+
+/* 1 when input plane j of an item's run of odl output depths (the first
+ * reading depth * sd + tap * dd, j from its first) is read by one. */
+static inline int iw_plane_read(int64_t j, int64_t odl, int64_t sd, int64_t dd, int64_t kd) {
+    for (int64_t t = 0; t < kd; ++t) {
+        const int64_t r = j - t * dd;
+        if (r >= 0 && r % sd == 0 && r / sd < odl) return 1;
+    }
+    return 0;
+}
+
+static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, int64_t es,
+                                iw_plan *p) {
+    p->nt = nthreads < 1 ? 1 : nthreads;
+    p->mr = mr;
+    p->nr = nr;
+    p->cig = g->c_in / g->groups;
+    p->cog = g->c_out / g->groups;
+    p->mpan = cc_ceil_div(p->cog, mr);
+    p->kd = g->k[0];
+    p->ck = p->kd * p->cig;
+    p->dh = g->dil[1];
+    p->dw = g->dil[2];
+    p->tw = iw_phase_tiles(g->out[2], p->dw, 0);
+    p->ntiles = 0;
+    for (int64_t a = 0; a < p->dh; ++a)
+        for (int64_t b = 0; b < p->dw; ++b)
+            p->ntiles += iw_phase_tiles(g->out[1], p->dh, a) * iw_phase_tiles(g->out[2], p->dw, b);
+    /* output depths per chunk: the planes V holds, at least one depth's;
+     * fewer while the items would be too few for the threads */
+    const int64_t OD = g->out[0], sd = g->stride[0], dd = g->dil[0];
+    const int64_t span = (p->kd - 1) * dd + 1; /* planes of one depth */
+    const int64_t fit = IW_V_BYTES / (16 * cc_max64(1, p->cig) * nr * es);
+    int64_t odl = sd >= span || fit <= span ? 1 : cc_min64(OD, (fit - span) / sd + 1);
+    /* (the split depends on the problem only: parallel.h) */
+    const double macs = cc_geom_macs(g);
+    const int64_t want = 2 * cc_items_wanted(macs, CC_GRAIN_GEMM);
+    for (; odl > 1; --odl) {
+        const int64_t planes = g->batch * cc_ceil_div(OD, odl);
+        if (g->groups * cc_ceil_div(planes * p->ntiles, nr) >= want) break;
+    }
+    p->nchunks = cc_ceil_div(OD, odl);
+    p->odl = cc_ceil_div(OD, p->nchunks); /* (the same chunks, less past OD) */
+    p->np = (p->odl - 1) * sd + span;
+    p->ttotal = g->batch * p->nchunks * p->ntiles;
+    p->npanels = cc_ceil_div(p->ttotal, nr);
+    p->items = g->groups * p->npanels;
+    p->nt = cc_threads_for(macs, CC_GRAIN_GEMM, p->items, p->nt);
+    p->ap_elems = g->groups * 16 * p->mpan * mr * p->ck;
+    p->vb_elems = ig_round_up(16 * p->np * p->cig * nr, 16);
+    p->gb_elems = dd > 1 ? ig_round_up(p->ck * nr, 16) : 0;
+    p->mb_elems = ig_round_up(16 * p->mpan * mr * nr, 16);
+    p->es_elems = ig_round_up(8 * (p->tw + 2), 16); /* >= 2 rows of 2 (tw + 1) */
+    p->per_thread = p->vb_elems + p->mb_elems + p->es_elems + p->gb_elems;
+    /* fewer threads where their buffers would pass the workspace cap */
+    const int64_t fixed = ig_round_up(p->ap_elems * es, 64) + 64;
+    if (p->nt > 1 && fixed + (int64_t)p->nt * p->per_thread * es > CC_WORKSPACE_CAP)
+        p->nt = (int)cc_max64(1, (CC_WORKSPACE_CAP - fixed) / (p->per_thread * es));
+}
+
+static inline int64_t iw_plan_bytes(const iw_plan *p, int64_t elsize) {
+    return ig_round_up(p->ap_elems * elsize, 64) + (int64_t)p->nt * p->per_thread * elsize + 64;
+}
+#endif
