@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _autotune, _kernels, _layout, _outbuf
+from . import _autotune, _dask, _kernels, _layout, _outbuf
 from ._array import get_xp, narrow
 from ._config import get_num_threads, result_empty
 from ._dispatch import _tuned_any, select
@@ -436,6 +436,9 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
                             output_mask)
         if res is not None:
             return res
+    if _dask.any_dask(grad_output, input, weight):
+        return _dask.backward(fn, grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                              transposed, output_padding, groups, output_mask, backend)
     xp = get_xp(grad_output=grad_output, input=input, weight=weight)
     grad_output = as_array(xp, "grad_output", grad_output, fn)
     input = as_array(xp, "input", input, fn)
@@ -469,6 +472,9 @@ def convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride, paddin
     conjugations as ``convolution_backward``).
     """
     fn = "convolution_double_backward"
+    if _dask.any_dask(ggI, ggW, ggb, gO, weight, input):
+        return _dask.double_backward(ggI, ggW, ggb, gO, weight, input, stride, padding, dilation, transposed,
+                                     output_padding, groups, output_mask, backend)
     xp = get_xp(ggI=ggI, ggW=ggW, ggb=ggb, gO=gO, weight=weight, input=input)
     ggI = as_array(xp, "ggI", ggI, fn)
     ggW = as_array(xp, "ggW", ggW, fn)

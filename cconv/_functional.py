@@ -13,7 +13,7 @@ from typing import Any, Sequence, Union
 
 import numpy as np
 
-from . import _autotune, _layout, _outbuf
+from . import _autotune, _dask, _layout, _outbuf
 from ._array import get_xp, narrow, narrow_into
 from ._config import result_empty
 from ._dispatch import Backend, _tuned_any, select
@@ -354,6 +354,9 @@ def _conv_entry(
     if type(input) is nd and type(weight) is nd and (bias is None or type(bias) is nd):
         xp = np if out is None or type(out) is nd else get_xp(input=input, weight=weight, bias=bias, out=out)
     else:
+        if _dask.any_dask(input, weight, bias, out):
+            return _dask.forward(fn, nsp, input, weight, bias, stride, padding, dilation, groups, transposed,
+                                 output_padding, out, backend)
         xp = get_xp(input=input, weight=weight, bias=bias, out=out)
         input = as_array(xp, "input", input, fn)
         weight = as_array(xp, "weight", weight, fn)

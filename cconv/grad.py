@@ -14,6 +14,7 @@ extension: PyTorch's helpers reject strings).
 """
 from __future__ import annotations
 
+from . import _dask
 from ._array import get_xp
 from ._backward import _shape_arg, backward_core, fast_backward, fast_ok
 from ._functional import as_array
@@ -43,6 +44,9 @@ def _size_arg(fn: str, name: str, size, nsp: int) -> tuple[int, ...]:
 
 
 def _input_grad(fn, nsp, input_size, weight, grad_output, stride, padding, dilation, groups, backend):
+    if _dask.any_dask(weight, grad_output):
+        return _dask.grad_input(fn, nsp, input_size, weight, grad_output, stride, padding, dilation, groups,
+                                backend)
     xp = get_xp(weight=weight, grad_output=grad_output)
     weight = as_array(xp, "weight", weight, fn)
     grad_output = as_array(xp, "grad_output", grad_output, fn)
@@ -59,6 +63,9 @@ def _input_grad(fn, nsp, input_size, weight, grad_output, stride, padding, dilat
 
 
 def _weight_grad(fn, nsp, input, weight_size, grad_output, stride, padding, dilation, groups, backend):
+    if _dask.any_dask(input, grad_output):
+        return _dask.grad_weight(fn, nsp, input, weight_size, grad_output, stride, padding, dilation, groups,
+                                 backend)
     xp = get_xp(input=input, grad_output=grad_output)
     input = as_array(xp, "input", input, fn)
     grad_output = as_array(xp, "grad_output", grad_output, fn)
