@@ -100,7 +100,10 @@ def core(fn, gy, x, x_shape, w, w_shape, bias_sizes, stride, padding, dilation, 
         gyn, xn, wn = _args.compute_all(gy, x, w)
         res = backward_core(fn, np, gyn, xn, x_shape, wn, w_shape, bias_sizes, stride, padding, dilation,
                             transposed, output_padding, groups, mask, backend)
-        return tuple(None if r is None else _args.as_dask(r) for r in res)
+        gi, gw, gb = (None if r is None else _args.as_dask(r) for r in res)
+        if gi is not None and _args.is_dask(x):
+            gi = gi.rechunk(x.chunks)   # chunked as the input, sizes and all
+        return gi, gw, gb
     x_chunks = x.chunks if _args.is_dask(x) else None
     gyd, xd = _args.as_dask(gy), _args.as_dask(x)
     gi = gw = gb = None
@@ -327,7 +330,10 @@ def double_backward(ggI, ggW, ggb, gO, weight, input, stride, padding, dilation,
         vals = _args.compute_all(ggI, ggW, ggb, gO, weight, input)
         res = convolution_double_backward(*vals, stride, padding, dilation, transposed, output_padding, groups,
                                           output_mask, backend=backend)
-        return tuple(None if r is None else _args.as_dask(r) for r in res)
+        ggO, gI, gW = (None if r is None else _args.as_dask(r) for r in res)
+        if gI is not None and _args.is_dask(input):
+            gI = gI.rechunk(input.chunks)
+        return ggO, gI, gW
 
     def up(v):
         return v.astype(np.float32) if v is not None and dt == np.float16 else v

@@ -80,7 +80,8 @@ def forward(fn, nsp, input, weight, bias, stride, padding, dilation, groups, tra
 
 def _eager(x, w, b, stride, padding, dilation, transposed, output_padding, groups, backend):
     """A problem with a zero-size array: nothing to compute but the checks
-    and the bias, done now on NumPy arrays; one chunk."""
+    and the bias, done now on NumPy arrays (the weight and bias computed if
+    they are dask arrays); the input's batch chunks, one chunk otherwise."""
     import dask.array as da
 
     from .._functional import convolution
@@ -88,7 +89,7 @@ def _eager(x, w, b, stride, padding, dilation, transposed, output_padding, group
     xn, wn, bn = _args.compute_all(x, w, b)
     y = convolution(xn, wn, bn, stride, padding, dilation, transposed, output_padding, groups,
                     backend=backend)
-    return da.from_array(y, chunks=y.shape)
+    return da.from_array(y, chunks=(x.chunks[0],) + y.shape[1:])
 
 
 def forward_graph(fn, p, x, w, b, backend, name=None):

@@ -144,6 +144,14 @@ def adj_window(a0: int, a1: int, ax: Axis) -> AdjWindow | None:
     """The ``AdjWindow`` of plain inputs ``[a0, a1)``, or None when no output
     reaches them (possible when the stride exceeds the kernel's reach)."""
     s, pb, reach = ax.stride, ax.pad_before, ax.reach
+    if a0 == 0 and a1 == ax.n_in:
+        # the whole dimension: the problem's own geometry where it is one
+        # (its padding and, transposed, its output_padding pb - pa), which a
+        # local problem would match only in value, not in the kernels'
+        # order of additions
+        op = ax.n_in - ((ax.n_out - 1) * s + reach + 1 - 2 * pb)
+        if 0 <= op < s and (ax.pad_after == pb or op == pb - ax.pad_after):
+            return AdjWindow(0, ax.n_out, pb, ax.n_in, 0, op)
     o0 = max(0, -(-(a0 + pb - reach) // s))
     o1 = min(ax.n_out, (a1 - 1 + pb) // s + 1)
     if o1 <= o0:
