@@ -485,6 +485,8 @@ def select_backend(input, weight, bias=None, stride: IntOrTuple = 1, padding: Pa
     ``input`` may be batched or unbatched; arrays may also be shape tuples'
     worth of real arrays (only shapes and dtypes are read)."""
     fn = "select_backend"
+    if _dask.any_dask(input, weight, bias):   # shapes and dtypes only: nothing computed
+        input, weight, bias = _dask.stand_ins(input, weight, bias)
     xp = get_xp(input=input, weight=weight, bias=bias)
     input = as_array(xp, "input", input, fn)
     weight = as_array(xp, "weight", weight, fn)

@@ -346,6 +346,37 @@ def test_zero_size(case):
     np.testing.assert_array_equal(run(y), ref)
 
 
+def test_zero_size_chunks_and_big_endian():
+    rng = np.random.default_rng(61)
+    x = randn(rng, (3, 4, 12, 10), np.float32)
+    w = randn(rng, (2, 4, 3, 3), np.float32)
+    xd = da.from_array(x, chunks=((1, 0, 2), (4,), (0, 5, 0, 7), (10, 0)))
+    y = cconv.conv2d(xd, w, padding=1, stride=(2, 1))
+    np.testing.assert_array_equal(run(y), cconv.conv2d(x, w, padding=1, stride=(2, 1)))
+    gy = randn(rng, y.shape, np.float32)
+    res = cconv.convolution_backward(gy, xd, w, None, (2, 1), 1, 1, False, 0, 1, (True, True, True))
+    assert res[0].chunks == xd.chunks
+    ref = cconv.convolution_backward(gy, x, w, None, (2, 1), 1, 1, False, 0, 1, (True, True, True))
+    for a, r in zip(dask.compute(*res, scheduler="sync"), ref):
+        assert_close(a, r, np.float32, 1000)
+    xb = x.astype(">f4")
+    yb = cconv.conv2d(da.from_array(xb, chunks=(1, 4, 5, 5)), w.astype(">f4"), padding=1)
+    assert yb.dtype == np.dtype("<f4").newbyteorder("=")
+    out = run(yb)
+    assert out.dtype == yb.dtype
+    np.testing.assert_array_equal(out, cconv.conv2d(x, w, padding=1))
+
+
+def test_select_backend_reads_shapes_only():
+    def boom(block):
+        raise RuntimeError("computed")
+
+    x = da.ones((2, 8, 16, 16), chunks=(1, 8, 8, 8), dtype=np.float32).map_blocks(boom, dtype=np.float32)
+    w = np.ones((8, 1, 3, 3), np.float32)
+    assert cconv.select_backend(x, w, padding=1, groups=8) == cconv.select_backend(
+        np.ones((2, 8, 16, 16), np.float32), w, padding=1, groups=8)
+
+
 # --------------------------------------------------------------------------
 # gradients
 # --------------------------------------------------------------------------

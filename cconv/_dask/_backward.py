@@ -207,7 +207,7 @@ def grad_input_graph(p, gy, w, x_chunks, backend, name=None):
                 place = frame_place(shape, blk, ws, 2, lead_src=None if crop is None else lead_src)
                 layer[key] = _graph.Task(key, _tasks.grad_input_block, loc, place, wref, parts, cut)
     chunks = [tuple(hi - lo for lo, hi in zip(b, b[1:])) for b in xb]
-    return _graph.make_array(name, layer, [gy, wdep], chunks, np.dtype(gy.dtype))
+    return _graph.make_array(name, layer, [gy, wdep], chunks, _graph.native(gy.dtype))
 
 
 def grad_weight_graph(p, gy, x, w_shape, backend, by_outer=True, name=None):
@@ -266,8 +266,9 @@ def grad_weight_graph(p, gy, x, w_shape, backend, by_outer=True, name=None):
                 refs.append(_graph.TaskRef(key))
         pieces.append(_graph.tree_sum(layer, f"{name}-g{gi}", refs))
     key = (name,) + (0,) * len(w_shape)
-    layer[key] = _graph.Task(key, _tasks.finish, np.dtype(gy.dtype), *pieces)
-    return _graph.make_array(name, layer, [gy, x], tuple((int(s),) for s in w_shape), np.dtype(gy.dtype))
+    layer[key] = _graph.Task(key, _tasks.finish, _graph.native(gy.dtype), *pieces)
+    return _graph.make_array(name, layer, [gy, x], tuple((int(s),) for s in w_shape),
+                             _graph.native(gy.dtype))
 
 
 def grad_bias_graph(p, gy, nbias: int, name=None):
@@ -288,8 +289,8 @@ def grad_bias_graph(p, gy, nbias: int, name=None):
             refs.append(_graph.TaskRef(key))
         pieces.append(_graph.tree_sum(layer, f"{name}-c{ci}", refs))
     key = (name, 0)
-    layer[key] = _graph.Task(key, _tasks.finish, np.dtype(gy.dtype), *pieces)
-    return _graph.make_array(name, layer, [gy], ((int(nbias),),), np.dtype(gy.dtype))
+    layer[key] = _graph.Task(key, _tasks.finish, _graph.native(gy.dtype), *pieces)
+    return _graph.make_array(name, layer, [gy], ((int(nbias),),), _graph.native(gy.dtype))
 
 
 # --------------------------------------------------------------------------

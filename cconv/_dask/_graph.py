@@ -24,7 +24,7 @@ import dask.array as da
 
 from ._geometry import bounds
 
-__all__ = ["Cut", "Reader", "single", "make_array", "tree_sum"]
+__all__ = ["Cut", "Reader", "single", "native", "make_array", "tree_sum", "add_in_order", "assemble"]
 
 
 class Cut(NamedTuple):
@@ -127,6 +127,11 @@ def single(a, name: str):
     elif any(n != 1 for n in a.numblocks):
         a = a.rechunk(a.shape)
     return TaskRef((a.name,) + (0,) * a.ndim), a
+
+
+def native(dtype) -> np.dtype:
+    """``dtype`` in the machine's byte order (results are, as on NumPy)."""
+    return np.dtype(dtype).newbyteorder("=")
 
 
 def make_array(name: str, layer: dict, deps: list, chunks, dtype):

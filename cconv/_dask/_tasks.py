@@ -90,7 +90,7 @@ def forward_block(loc: Local, place: Place | None, w, b, xparts, xcut: Cut | Non
 
     bl = None if b is None else b[loc.brows]
     y = None
-    dtype = w.dtype
+    dtype = w.dtype.newbyteorder("=")
     if xcut is not None:
         x = assemble(xparts, xcut)
         y = convolution(x, w[loc.wrows], bl, loc.stride, loc.padding, loc.dilation, loc.transposed,
@@ -109,7 +109,7 @@ def grad_input_block(loc: Local, place: Place | None, w, gparts, gcut: Cut | Non
     from .._backward import convolution_backward
 
     if gcut is None:
-        return np.zeros(place.shape, dtype=w.dtype)
+        return np.zeros(place.shape, dtype=w.dtype.newbyteorder("="))
     gy = assemble(gparts, gcut)
     wl = w[loc.wrows] if loc.wcols is None else w[loc.wrows, loc.wcols]
     if loc.transposed:
