@@ -34,6 +34,21 @@ FWD_T = {1: cconv.conv_transpose1d, 2: cconv.conv_transpose2d, 3: cconv.conv_tra
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def _one_cconv_thread(request):
+    """One cconv thread per call, as advised for many small blocks: the
+    blocks here are tiny, and on a loaded machine each multi-threaded call
+    waits milliseconds for its second thread to get a core (a 5 us call took
+    15-30 ms).  Tests marked ``cconv_threads`` keep the default."""
+    if request.node.get_closest_marker("cconv_threads"):
+        yield
+        return
+    n = cconv.get_num_threads()
+    cconv.set_num_threads(1)
+    yield
+    cconv.set_num_threads(n)
+
+
 def rand_chunks(rng, n: int, most: int = 4):
     """Random chunk sizes along an axis of length n (1 to ``most`` chunks)."""
     k = int(rng.integers(1, most + 1))
@@ -146,22 +161,66 @@ def test_numpy_input_with_dask_weight_and_bias():
         np.testing.assert_array_equal(run(y), ref)
 
 
+def _max_pieces_per_axis(y, src_name: str, ndim: int):
+    """The most chunks of the source layer ``src_name`` that one task of
+    ``y``'s layer reads along a spatial axis (strips counted by the chunk
+    they were cut from)."""
+    layer = y.dask.layers[y.name]
+    cut_of = {}
+    for k, t in layer.items():
+        if k[0] != y.name and "-cut-" in k[0]:
+            (d,) = [dd for dd in t.dependencies if dd[0] == src_name]
+            cut_of[k] = d
+    most = 0
+    for k, t in layer.items():
+        if k[0] != y.name:
+            continue
+        blocks = [b for b in {cut_of.get(d, d) for d in t.dependencies} if b[0] == src_name]
+        for ax in range(3, ndim + 1):
+            most = max(most, len({b[ax] for b in blocks}))
+    return most
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
-def test_chunks_smaller_than_the_halo(dtype):
-    """Chunks of 1 and 2 under a kernel reaching 12 positions: each window
-    reads as many chunks as it overlaps."""
+def test_chunks_smaller_than_the_halo_are_merged(dtype):
+    """Chunks of 1 and 2 under a kernel reaching 12 positions: merged with
+    their neighbours first (a rechunk), so that a task reads at most three
+    chunks along an axis; the results are the NumPy path's."""
     rng = np.random.default_rng(11)
     x = randn(rng, (2, 3, 30, 17), dtype)
     w = randn(rng, (4, 3, 5, 4), dtype)
     for kw in (dict(padding=4, dilation=3), dict(padding="same", dilation=(3, 2)), dict(stride=3, dilation=2)):
         ref = cconv.conv2d(x, w, **kw)
-        y = run(cconv.conv2d(da.from_array(x, chunks=(1, 3, 1, 2)), w, **kw))
-        np.testing.assert_array_equal(y, ref)
+        yd = cconv.conv2d(da.from_array(x, chunks=(1, 3, 1, 2)), w, **kw)
+        (src,) = [n for n in yd.dask.dependencies[yd.name] if n.startswith("rechunk")]
+        assert 1 <= _max_pieces_per_axis(yd, src, 4) <= 3
+        assert len(yd.chunks[2]) < 30 and len(yd.chunks[3]) < 9
+        np.testing.assert_array_equal(run(yd), ref)
     wt = randn(rng, (3, 2, 5, 4), dtype)
     for kw in (dict(stride=3, padding=2, dilation=3, output_padding=2), dict(stride=1, padding=7, dilation=3)):
         ref = cconv.conv_transpose2d(x, wt, **kw)
         y = run(cconv.conv_transpose2d(da.from_array(x, chunks=(2, 1, 2, 1)), wt, **kw))
         assert_close(y, ref, dtype, 2 * 20)
+    # gradients read merged grad_output chunks; grad_input keeps the input's chunks
+    gy = randn(rng, cconv.conv2d(x, w, padding=4, dilation=3).shape, dtype)
+    xd = da.from_array(x, chunks=(1, 3, 1, 2))
+    res = cconv.convolution_backward(da.from_array(gy, chunks=(1, 4, 1, 1)), xd, w, None, 1, 4, 3, False, 0, 1,
+                                     (True, True, True))
+    assert res[0].chunks == xd.chunks
+    ref = cconv.convolution_backward(gy, x, w, None, 1, 4, 3, False, 0, 1, (True, True, True))
+    for a, r in zip(dask.compute(*res, scheduler="sync"), ref):
+        assert_close(a, r, dtype, 2 * 30 * 17)
+
+
+def test_merged_chunks():
+    from cconv._dask._geometry import merged
+
+    assert merged((5, 5, 5), 3) == (5, 5, 5)
+    assert merged((1, 1, 1, 1, 10, 2), 3) == (3, 13)      # the short rest joins the last
+    assert merged((2, 2), 5) == (4,)
+    assert merged((0, 5, 0, 7), 1) == (5, 7)
+    assert merged((4, 0, 4), 0) == (4, 0, 4)            # no halo: nothing to merge
+    assert sum(merged((1,) * 97, 10)) == 97 and min(merged((1,) * 97, 10)) >= 10
 
 
 def test_output_chunks():
@@ -259,7 +318,9 @@ def test_lazy_nothing_computed_at_call():
         run(y)
 
 
+@pytest.mark.cconv_threads
 def test_threaded_scheduler_many_workers_matches_sync():
+    """Concurrent multi-threaded cconv calls from dask's threads."""
     rng = np.random.default_rng(5)
     x = randn(rng, (4, 8, 48, 40), np.float32)
     w = randn(rng, (8, 8, 3, 3), np.float32)

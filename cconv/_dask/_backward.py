@@ -24,7 +24,8 @@ from .._dispatch import select
 from .._functional import check_dtypes, compute_dtype
 from . import _args, _graph, _tasks
 from ._forward import forward_graph, frame_place, pad_args
-from ._geometry import adj_window, axes_of, bounds, fwd_window, group_bounds, in_bounds, out_bounds
+from ._geometry import (adj_halo, adj_window, axes_of, bounds, fwd_halo, fwd_window, group_bounds, in_bounds,
+                        out_bounds)
 
 __all__ = ["backward", "core", "helper_input", "helper_weight", "double_backward", "grad_input_graph",
            "grad_weight_graph", "grad_bias_graph"]
@@ -151,6 +152,7 @@ def grad_input_graph(p, gy, w, x_chunks, backend, name=None):
     axes = axes_of(p)
     G = p.groups
     cig, cog = p.c_in // G, p.c_out // G
+    gy = _graph.at_least(gy, {2 + i: fwd_halo(ax) if p.transposed else adj_halo(ax) for i, ax in enumerate(axes)})
     gyb = [bounds(c) for c in gy.chunks]
     if x_chunks is not None:
         xb = [bounds(c) for c in x_chunks]
@@ -224,6 +226,7 @@ def grad_weight_graph(p, gy, x, w_shape, backend, by_outer=True, name=None):
         outer, inner, out_c, in_c = x, gy, cig, cog
     else:
         outer, inner, out_c, in_c = gy, x, cog, cig
+    inner = _graph.at_least(inner, {2 + i: fwd_halo(ax) for i, ax in enumerate(axes)})
     ob = [bounds(c) for c in outer.chunks]
     ib = [bounds(c) for c in inner.chunks]
     if by_outer:
@@ -267,7 +270,7 @@ def grad_weight_graph(p, gy, x, w_shape, backend, by_outer=True, name=None):
         pieces.append(_graph.tree_sum(layer, f"{name}-g{gi}", refs))
     key = (name,) + (0,) * len(w_shape)
     layer[key] = _graph.Task(key, _tasks.finish, _graph.native(gy.dtype), *pieces)
-    return _graph.make_array(name, layer, [gy, x], tuple((int(s),) for s in w_shape),
+    return _graph.make_array(name, layer, [outer, inner], tuple((int(s),) for s in w_shape),
                              _graph.native(gy.dtype))
 
 

@@ -27,7 +27,8 @@ import numpy as np
 from .._dispatch import select
 from .._functional import _plan, compute_dtype
 from . import _args, _graph, _tasks
-from ._geometry import adj_window, axes_of, bounds, fwd_window, group_bounds, in_bounds, out_bounds
+from ._geometry import (adj_halo, adj_window, axes_of, bounds, fwd_halo, fwd_window, group_bounds, in_bounds,
+                        out_bounds)
 
 __all__ = ["forward", "forward_graph", "pad_args"]
 
@@ -100,6 +101,8 @@ def forward_graph(fn, p, x, w, b, backend, name=None):
     axes = axes_of(p)
     G = p.groups
     cig, cog = p.c_in // G, p.c_out // G
+    # chunks smaller than a window's halo: merged with their neighbours
+    x = _graph.at_least(x, {2 + i: adj_halo(ax) if p.transposed else fwd_halo(ax) for i, ax in enumerate(axes)})
     xb = [bounds(c) for c in x.chunks]
     gb = group_bounds(xb[1], cig, G)
     wref, wdep = _graph.single(w, "cconv-weight")

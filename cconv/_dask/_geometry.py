@@ -27,7 +27,7 @@ from typing import NamedTuple, Sequence
 
 __all__ = [
     "Axis", "axes_of", "bounds", "out_bounds", "in_bounds", "fwd_window", "adj_window",
-    "FwdWindow", "AdjWindow", "group_bounds",
+    "FwdWindow", "AdjWindow", "group_bounds", "merged", "fwd_halo", "adj_halo",
 ]
 
 
@@ -178,3 +178,37 @@ def group_bounds(ch_b: Sequence[int], per_group: int, groups: int) -> list[int]:
     if groups <= 1 or per_group <= 0:
         return [0, max(groups, 0)] if groups > 0 else [0]
     return _dedup([(c + per_group // 2) // per_group for c in ch_b[1:-1]], groups)
+
+
+def fwd_halo(ax: Axis) -> int:
+    """How far (in input positions) a forward window reaches past its chunk
+    on either side: ``padding`` before, ``reach - padding`` after."""
+    return max(ax.pad_before, ax.reach - ax.pad_before, 0)
+
+
+def adj_halo(ax: Axis) -> int:
+    """The same for an adjoint window, in output positions (a bound)."""
+    return -(-max(ax.pad_before, ax.reach - ax.pad_before, 0) // ax.stride) + 1
+
+
+def merged(chunks: Sequence[int], size: int) -> tuple[int, ...]:
+    """Chunk sizes of an axis with every chunk at least ``size`` (or the
+    whole axis): chunks smaller than a window's halo merged with the next
+    (the last with the one before), so that a window reads at most three
+    chunks along the axis.  Unchanged when no chunk is smaller."""
+    chunks = tuple(int(c) for c in chunks)
+    if size <= 1 and all(c > 0 for c in chunks) or all(c >= size for c in chunks):
+        return chunks
+    out: list[int] = []
+    acc = 0
+    for c in chunks:
+        acc += c
+        if acc >= max(size, 1):
+            out.append(acc)
+            acc = 0
+    if acc:
+        if out:
+            out[-1] += acc
+        else:
+            out.append(acc)
+    return tuple(out) if out else chunks

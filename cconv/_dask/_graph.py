@@ -22,9 +22,9 @@ from dask.task_spec import List, Task, TaskRef
 
 import dask.array as da
 
-from ._geometry import bounds
+from ._geometry import bounds, merged
 
-__all__ = ["Cut", "Reader", "single", "native", "make_array", "tree_sum", "add_in_order", "assemble"]
+__all__ = ["Cut", "Reader", "single", "at_least", "native", "make_array", "tree_sum", "add_in_order", "assemble"]
 
 
 class Cut(NamedTuple):
@@ -127,6 +127,14 @@ def single(a, name: str):
     elif any(n != 1 for n in a.numblocks):
         a = a.rechunk(a.shape)
     return TaskRef((a.name,) + (0,) * a.ndim), a
+
+
+def at_least(a, sizes: dict):
+    """``a`` rechunked so that along each axis ``i`` of ``sizes`` every chunk
+    holds at least ``sizes[i]`` positions (``_geometry.merged``); ``a``
+    itself when it already does."""
+    new = tuple(merged(c, sizes[i]) if i in sizes else c for i, c in enumerate(a.chunks))
+    return a if new == a.chunks else a.rechunk(new)
 
 
 def native(dtype) -> np.dtype:
