@@ -14,6 +14,8 @@ extension: PyTorch's helpers reject strings).
 """
 from __future__ import annotations
 
+from numpy import ndarray as _nd
+
 from . import _dask
 from ._array import get_xp
 from ._backward import _shape_arg, backward_core, fast_backward, fast_ok
@@ -44,7 +46,7 @@ def _size_arg(fn: str, name: str, size, nsp: int) -> tuple[int, ...]:
 
 
 def _input_grad(fn, nsp, input_size, weight, grad_output, stride, padding, dilation, groups, backend):
-    if _dask.any_dask(weight, grad_output):
+    if not (type(weight) is _nd and type(grad_output) is _nd) and _dask.any_dask(weight, grad_output):
         return _dask.grad_input(fn, nsp, input_size, weight, grad_output, stride, padding, dilation, groups,
                                 backend)
     xp = get_xp(weight=weight, grad_output=grad_output)
@@ -63,7 +65,7 @@ def _input_grad(fn, nsp, input_size, weight, grad_output, stride, padding, dilat
 
 
 def _weight_grad(fn, nsp, input, weight_size, grad_output, stride, padding, dilation, groups, backend):
-    if _dask.any_dask(input, grad_output):
+    if not (type(input) is _nd and type(grad_output) is _nd) and _dask.any_dask(input, grad_output):
         return _dask.grad_weight(fn, nsp, input, weight_size, grad_output, stride, padding, dilation, groups,
                                  backend)
     xp = get_xp(input=input, grad_output=grad_output)
