@@ -37,10 +37,6 @@ def _token(*parts) -> str:
     return tokenize(*parts)
 
 
-def _name(a):
-    return None if a is None else getattr(a, "name", None) or _token(a)
-
-
 # --------------------------------------------------------------------------
 # entry points
 # --------------------------------------------------------------------------
