@@ -138,23 +138,25 @@ def start_cluster(workers: int):
     return cluster, client, base
 
 
-def run_on_cluster(workers: int, build):
-    """Start a cluster, compute what ``build()`` returns, close it: (result,
-    seconds, {worker: peak RSS during the computation}, {worker: RSS at its
-    start})."""
+def run_on_cluster(workers: int, build, repeat: int = 1):
+    """Start a cluster, compute what ``build(client)`` returns (``repeat``
+    times), close it: (result, median seconds, {worker: peak RSS during the
+    computations}, {worker: RSS when they start})."""
     cluster, client, base = start_cluster(workers)
     try:
         client.compute(warm_up(), sync=True)
-        what = build()
+        what = build(client)
         base = client.run(reset_peak)
-        t0 = time.perf_counter()
-        res = client.compute(what, sync=True)
-        dt = time.perf_counter() - t0
+        ts = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            res = client.compute(what, sync=True)
+            ts.append(time.perf_counter() - t0)
         peaks = client.run(peak_rss)
     finally:
         client.close(timeout=60)
         cluster.close(timeout=60)
-    return res, dt, peaks, base
+    return res, statistics.median(ts), peaks, base
 
 
 def warm_up():
@@ -237,10 +239,10 @@ def image_case(args, out):
     rows = []
     for size in ([s_np] if args.skip_small is False else []) + [S]:
         _, y, red = build(size)
-        res, dt, peaks, base = run_on_cluster(args.workers, lambda: red)
+        res, dt, peaks, base = run_on_cluster(args.workers, lambda client: red)
         # the input generated and reduced without the convolution: the pipeline's own cost
         x0, _, _ = build(size)
-        _, dt0, peaks0, _ = run_on_cluster(args.workers, lambda: x0.sum(axis=(0, 2, 3), dtype=np.float64))
+        _, dt0, peaks0, _ = run_on_cluster(args.workers, lambda client: x0.sum(axis=(0, 2, 3), dtype=np.float64))
         px = size * size
         rows.append((size, dt, dt0, peaks, base, peaks0, px))
         print(f"dask {size}^2: {dt:.1f} s ({px / dt / 1e6:.1f} Mpixel/s, {flop / S / S * px / dt / 1e9:.1f} "
@@ -268,22 +270,29 @@ def image_case(args, out):
         f"{len(y_big.__dask_graph__())} tasks in the convolution's graph (generation, halo strips, "
         f"convolutions).  LocalCluster: {args.workers} worker processes x 1 thread, cconv 1 thread each.",
         "",
-        "| run | pixels | time (s) | Mpixel/s | GFLOP/s | vs NumPy | peak RSS per worker |",
+        "| run | pixels | time (s) | Mpixel/s | conv GFLOP/s | throughput vs NumPy (same work) | "
+        "peak RSS per worker |",
         "|---|---|---|---|---|---|---|",
-        f"| NumPy, 1 call, {os.cpu_count()} threads | {s_np}^2 | {t_np:.3f} | {px_np / t_np / 1e6:.1f} | "
+        f"| NumPy: conv, 1 call, {os.cpu_count()} threads | {s_np}^2 | {t_np:.3f} | {px_np / t_np / 1e6:.1f} | "
         f"{2 * C * C * 9 * px_np / t_np / 1e9:.1f} | 1 | (input + output {gib(2 * C * px_np * 4)}) |",
-        f"| NumPy, 1 call, 1 thread | {s_np}^2 | {t_np1:.3f} | {px_np / t_np1 / 1e6:.1f} | "
+        f"| NumPy: conv, 1 call, 1 thread | {s_np}^2 | {t_np1:.3f} | {px_np / t_np1 / 1e6:.1f} | "
         f"{2 * C * C * 9 * px_np / t_np1 / 1e9:.1f} | {t_np / t_np1:.2f} | |",
+        f"| NumPy: generate (1 thread) + conv | {s_np}^2 | {t_gen + t_np:.3f} | "
+        f"{px_np / (t_gen + t_np) / 1e6:.1f} | | 1 | |",
     ]
     for size, dt, dt0, peaks, base, peaks0, px in rows:
         thr = px / dt
         lines.append(
-            f"| dask, generate + conv + reduce | {size}^2 | {dt:.1f} | {thr / 1e6:.1f} | "
-            f"{2 * C * C * 9 * thr / 1e9:.1f} | {thr / (px_np / t_np):.2f} | "
-            f"{' / '.join(mib(v) for v in peaks.values())} |")
+            f"| dask: generate + conv + reduce | {size}^2 | {dt:.1f} | {thr / 1e6:.1f} | | "
+            f"{thr / (px_np / (t_gen + t_np)):.2f} | {' / '.join(mib(v) for v in peaks.values())} |")
         lines.append(
-            f"| dask, generate + reduce only | {size}^2 | {dt0:.1f} | | | | "
+            f"| dask: generate + reduce | {size}^2 | {dt0:.1f} | {px / dt0 / 1e6:.1f} | | | "
             f"{' / '.join(mib(v) for v in peaks0.values())} |")
+        if dt > dt0:
+            tc = dt - dt0
+            lines.append(
+                f"| dask: conv (the difference) | {size}^2 | {tc:.1f} | {px / tc / 1e6:.1f} | "
+                f"{2 * C * C * 9 * px / tc / 1e9:.1f} | {(px / tc) / (px_np / t_np):.2f} | |")
     lines += [
         "",
         f"Worker RSS when the computation starts (after start-up and loading cconv): "
@@ -326,14 +335,18 @@ def resnet_case(args, out):
             def fnp():
                 return cconv.conv2d(xn, w, b, padding=1)
 
-            def build():
-                return cconv.conv2d(arr(3), w, b, padding=1).sum(axis=(0, 2, 3), dtype=np.float64)
+            def build(client):
+                xs = client.persist(arr(3))
+                distributed_wait(xs)
+                return cconv.conv2d(xs, w, b, padding=1).sum(axis=(0, 2, 3), dtype=np.float64)
         else:
             def fnp():
                 return cconv.convolution_backward(gyn, xn, w, [C], 1, 1, 1, False, 0, 1, (False, True, True))
 
-            def build():
-                return list(cconv.convolution_backward(arr(4), arr(3), w, [C], 1, 1, 1, False, 0, 1,
+            def build(client):
+                xs, gs = client.persist([arr(3), arr(4)])
+                distributed_wait([xs, gs])
+                return list(cconv.convolution_backward(gs, xs, w, [C], 1, 1, 1, False, 0, 1,
                                                        (False, True, True))[1:])
         cconv.set_num_threads(os.cpu_count())
         fnp()
@@ -342,36 +355,41 @@ def resnet_case(args, out):
         t_np1 = time_numpy(fnp, max(1, args.repeat // 2))
         cconv.set_num_threads(os.cpu_count())
         r_np = fnp()
-        got, dt, peaks, base = run_on_cluster(args.workers, build)
-        # the generation alone on the cluster
-        _, dt0, _, _ = run_on_cluster(args.workers, lambda: arr(3).sum(axis=(0, 2, 3), dtype=np.float64)
-                                      if what == "forward" else [arr(3).sum(), arr(4).sum()])
+        got, dt, peaks, base = run_on_cluster(args.workers, build, args.repeat)
         if what == "forward":
             err = float(np.abs(got - r_np.sum(axis=(0, 2, 3), dtype=np.float64)).max()
                         / np.abs(got).max())
         else:
             err = max(float(np.abs(g - r).max() / np.abs(r).max()) for g, r in zip(got, r_np[1:]))
-        res.append((what, t_np, t_np1, dt, dt0, peaks, base, err))
+        res.append((what, t_np, t_np1, dt, peaks, base, err))
         print(f"{what}: numpy {t_np:.3f} s ({N / t_np:.0f} img/s), 1 thread {t_np1:.3f} s; dask {dt:.2f} s "
-              f"({N / dt:.0f} img/s; generation alone {dt0:.2f} s), peak RSS/worker "
-              f"{', '.join(mib(v) for v in peaks.values())}; rel. error vs NumPy {err:.1e}", flush=True)
+              f"({N / dt:.0f} img/s), peak RSS/worker {', '.join(mib(v) for v in peaks.values())} (at the start "
+              f"{', '.join(mib(v) for v in base.values())}); rel. error vs NumPy {err:.1e}", flush=True)
     lines = [
         f"### ResNet-50 layer batch: {N} x {C} x {H} x {H} float32, conv 3x3 {C} -> {C}, pad 1, bias",
         "",
-        f"Input {mib(nb)}; dask chunks of {bc} images ({mib(nb * bc / N)}), generated in the workers; "
-        f"forward reduced to per-channel sums, backward = grad_weight and grad_bias (tree sums over the "
-        f"{math.ceil(N / bc)} batch chunks).  LocalCluster: {args.workers} worker processes x 1 thread, "
-        f"cconv 1 thread each.",
+        f"Input {mib(nb)}; dask chunks of {bc} images ({mib(nb * bc / N)}), generated and held (persisted) "
+        f"in the workers before the timing; the forward reduced to per-channel sums in the graph, the "
+        f"backward = grad_weight and grad_bias (tree sums over the {math.ceil(N / bc)} batch chunks).  "
+        f"LocalCluster: {args.workers} worker processes x 1 thread, cconv 1 thread each; medians of "
+        f"{args.repeat} runs.",
         "",
-        "| pass | NumPy, all cores (s) | NumPy, 1 thread (s) | dask (s) | dask generation alone (s) | "
-        "dask / NumPy throughput | peak RSS per worker | rel. error vs NumPy |",
-        "|---|---|---|---|---|---|---|---|",
+        "| pass | NumPy, all cores (s) | NumPy, 1 thread (s) | dask (s) | dask / NumPy time | "
+        "peak RSS per worker (at the start) | rel. error vs NumPy |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for what, t_np, t_np1, dt, dt0, peaks, base, err in res:
-        lines.append(f"| {what} | {t_np:.3f} | {t_np1:.3f} | {dt:.2f} | {dt0:.2f} | {t_np / dt:.2f} | "
-                     f"{' / '.join(mib(v) for v in peaks.values())} | {err:.1e} |")
-    lines += ["", f"Worker RSS when the computation starts: {' / '.join(mib(v) for v in res[-1][6].values())}.", ""]
+    for what, t_np, t_np1, dt, peaks, base, err in res:
+        lines.append(f"| {what} | {t_np:.3f} | {t_np1:.3f} | {dt:.2f} | {dt / t_np:.2f} | "
+                     f"{' / '.join(mib(v) for v in peaks.values())} "
+                     f"({' / '.join(mib(v) for v in base.values())}) | {err:.1e} |")
+    lines.append("")
     out.extend(lines)
+
+
+def distributed_wait(x):
+    import distributed
+
+    distributed.wait(x)
 
 
 def main(argv=None) -> int:

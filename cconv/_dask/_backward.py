@@ -205,6 +205,7 @@ def grad_input_graph(p, gy, w, x_chunks, backend, name=None):
                 place = frame_place(shape, blk, ws, 2, lead_src=None if crop is None else lead_src)
                 layer[key] = _graph.Task(key, _tasks.grad_input_block, loc, place, wref, parts, cut)
     chunks = [tuple(hi - lo for lo, hi in zip(b, b[1:])) for b in xb]
+    reader.finish()
     return _graph.make_array(name, layer, [gy, wdep], chunks, _graph.native(gy.dtype))
 
 
@@ -264,6 +265,8 @@ def grad_weight_graph(p, gy, x, w_shape, backend, by_outer=True, name=None):
                     layer[key] = _graph.Task(key, _tasks.grad_weight_part, loc, oparts, ocut, iparts, icut)
                 refs.append(_graph.TaskRef(key))
         pieces.append(_graph.tree_sum(layer, f"{name}-g{gi}", refs))
+    r_out.finish()
+    r_in.finish()
     key = (name,) + (0,) * len(w_shape)
     layer[key] = _graph.Task(key, _tasks.finish, _graph.native(gy.dtype), *pieces)
     return _graph.make_array(name, layer, [outer, inner], tuple((int(s),) for s in w_shape),

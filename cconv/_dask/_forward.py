@@ -152,6 +152,7 @@ def forward_graph(fn, p, x, w, b, backend, name=None):
                                          wref, bref, parts, cut)
     chunks = (x.chunks[0], tuple((g1 - g0) * cog for g0, g1 in zip(gb, gb[1:]))) + tuple(
         tuple(hi - lo for lo, hi in zip(s, s[1:])) for s in sp)
+    reader.finish()
     return _graph.make_array(name, layer, [x, wdep, bdep], chunks, _graph.native(x.dtype))
 
 

@@ -4,9 +4,11 @@ a single task holding a weight, fixed-order tree sums, the result array.
 A block task reads a *window* of a source array: per dimension a range
 ``[r0, r1)`` of the array plus ``lpad``/``rpad`` zeros outside it.  The
 window is assembled inside the task from the source blocks it overlaps;
-a block of which only a small part is needed (a halo strip) is first cut
-by a task of its own (a copy), so that the whole neighbouring block need
-not stay in memory until every reader has run, as dask's own overlap does.
+the small parts of a block that neighbouring windows need (halo strips)
+are first copied out by one task per block, so that the whole block need
+not stay in memory until every reader has run (as dask's own overlap cuts
+its strips), and a 2-D chunk grid costs one strip task per block, not
+eight.
 """
 from __future__ import annotations
 
@@ -29,9 +31,11 @@ __all__ = ["Cut", "Reader", "single", "at_least", "native", "make_array", "tree_
 
 class Cut(NamedTuple):
     """How a task assembles one window from its ``parts`` (a list of source
-    blocks or cut strips): ``layout[i] = (src, dst)``, the slices of part i
-    (None: all of it) and of the window it fills; the window's ``shape``
-    and ``dtype``; ``padded``: whether it holds zeros (padding) anywhere."""
+    blocks or of a block's cut strips): ``layout[i] = (src, dst, pick)``:
+    the part is ``parts[i][pick]`` (a block's strips come as one tuple) or
+    ``parts[i]`` (pick None), of which the slices ``src`` (None: all of it)
+    fill the slices ``dst`` of the window; the window's ``shape`` and
+    ``dtype``; ``padded``: whether it holds zeros (padding) anywhere."""
 
     layout: tuple
     shape: tuple
@@ -39,21 +43,36 @@ class Cut(NamedTuple):
     padded: bool
 
 
-def cut_part(block, src):
-    """A copy of ``block[src]`` (a halo strip), so the block can be freed."""
-    return np.array(block[src], copy=True)
+def cut_parts(block, srcs):
+    """Copies of ``block[s]`` for each slice tuple ``s`` (the halo strips
+    that neighbouring windows need), so the block can be freed."""
+    return tuple(np.array(block[s], copy=True) for s in srcs)
 
 
 class Reader:
-    """Cuts windows from a dask array ``src`` for the tasks of one layer;
-    the strip tasks it makes go into ``layer``."""
+    """Cuts windows from a dask array ``src`` for the tasks of one layer.
+    The small parts of a block that windows need (halo strips) are copied
+    by one task per block, which ``finish`` puts into ``layer``."""
 
     def __init__(self, src, name: str, layer: dict):
         self.src = src
         self.bounds = [bounds(c) for c in src.chunks]
         self.name = f"{name}-cut-{src.name}"
         self.layer = layer
-        self.cuts: dict = {}
+        self.cuts: dict = {}     # block index -> (key, {slices: pick}, [slices])
+
+    def _cut(self, idx: tuple, src: tuple):
+        """(key of the block's strips task, pick) for the strip ``src``."""
+        entry = self.cuts.get(idx)
+        if entry is None:
+            entry = self.cuts[idx] = ((self.name, len(self.cuts)), {}, [])
+        key, picks, order = entry
+        sk = tuple((c.start, c.stop) for c in src)   # (slices hash from 3.12 only)
+        pick = picks.get(sk)
+        if pick is None:
+            pick = picks[sk] = len(order)
+            order.append(src)
+        return key, pick
 
     def read(self, spans: Sequence[tuple]) -> tuple[List, Cut]:
         """The parts (``List`` of TaskRefs) and ``Cut`` of the window with
@@ -84,34 +103,36 @@ class Reader:
                 key = (self.src.name,) + idx
                 if all(c[3] for c in combo):
                     refs.append(TaskRef(key))
-                    layout.append((None, dst))
+                    layout.append((None, dst, None))
                 elif 2 * math.prod(c[4] for c in combo) <= math.prod(c[5] for c in combo):
-                    ckey = (idx, tuple((c.start, c.stop) for c in src))   # (slices hash from 3.12 only)
-                    ck = self.cuts.get(ckey)
-                    if ck is None:
-                        ck = (self.name, len(self.cuts))
-                        self.cuts[ckey] = ck
-                        self.layer[ck] = Task(ck, cut_part, TaskRef(key), src)
+                    ck, pick = self._cut(idx, src)
                     refs.append(TaskRef(ck))
-                    layout.append((None, dst))
+                    layout.append((None, dst, pick))
                 else:
                     refs.append(TaskRef(key))
-                    layout.append((src, dst))
+                    layout.append((src, dst, None))
         else:
             padded = True   # nothing of the array: all padding
         return List(*refs), Cut(tuple(layout), tuple(shape), np.dtype(self.src.dtype), padded)
+
+    def finish(self) -> None:
+        """Put the strip-cutting tasks into the layer."""
+        for idx, (key, _, order) in self.cuts.items():
+            self.layer[key] = Task(key, cut_parts, TaskRef((self.src.name,) + idx), tuple(order))
 
 
 def assemble(parts, cut: Cut):
     """The window ``cut`` describes, from its parts (a view where one part
     is the whole window)."""
     if len(parts) == 1 and not cut.padded:
-        src, dst = cut.layout[0]
-        a = parts[0]
+        src, dst, pick = cut.layout[0]
+        a = parts[0] if pick is None else parts[0][pick]
         if all(d.start == 0 and d.stop == n for d, n in zip(dst, cut.shape)):
             return a if src is None else a[src]
     out = (np.zeros if cut.padded else np.empty)(cut.shape, dtype=cut.dtype)
-    for a, (src, dst) in zip(parts, cut.layout):
+    for a, (src, dst, pick) in zip(parts, cut.layout):
+        if pick is not None:
+            a = a[pick]
         out[dst] = a if src is None else a[src]
     return out
 
