@@ -408,6 +408,33 @@ def test_zero_size(case):
     assert isinstance(y, da.Array) and y.shape == ref.shape
     np.testing.assert_array_equal(run(y), ref)
 
+    def boom(block):
+        raise RuntimeError("computed")
+
+    # the gradients: nothing of the dask arrays is computed at the call
+    gy = np.ones(ref.shape, np.float32)
+    xd = da.from_array(x, chunks=(1,) + x.shape[1:]).map_blocks(lambda a: a + 0 if a.size == 0 else boom(a),
+                                                                 dtype=np.float32)
+    args = (1, pad, 1, t, 0, 1, (True, True, True))
+    want = cconv.convolution_backward(gy, x, w, None, *args)
+    got = cconv.convolution_backward(da.from_array(gy), xd, w, None, *args)
+    assert got[0].chunks == xd.chunks
+    for g, r in zip(got, want):
+        assert g.shape == r.shape and g.dtype == r.dtype
+    for g, r in zip((got[0],), (want[0],)):
+        if r.size == 0:
+            np.testing.assert_array_equal(run(g), r)
+    np.testing.assert_array_equal(run(got[1]), want[1])
+    np.testing.assert_array_equal(run(got[2]), want[2])
+    dbl = cconv.convolution_double_backward(xd, w, None, da.from_array(gy), w, xd, *args[:-1], (True,) * 3)
+    ref_d = cconv.convolution_double_backward(x, w, None, gy, w, x, *args[:-1], (True,) * 3)
+    for g, r in zip(dbl, ref_d):
+        assert g.shape == r.shape and g.dtype == r.dtype
+    assert dbl[1].chunks == xd.chunks
+    if x.size:   # grad_input of an empty result: zeros, chunked as the input
+        np.testing.assert_array_equal(run(da.from_array(x).map_blocks(np.zeros_like) + got[0]),
+                                      np.zeros_like(x))
+
 
 def test_zero_size_chunks_and_big_endian():
     rng = np.random.default_rng(61)

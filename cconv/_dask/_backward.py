@@ -94,13 +94,18 @@ def core(fn, gy, x, x_shape, w, w_shape, bias_sizes, stride, padding, dilation, 
     if backend is not None and (mask[0] or mask[1]):
         select(p.with_dtype(compute_dtype(dt)), np, backend, need_backward=True)
     if _args.is_empty(x_shape, w_shape, gy.shape):
-        gyn, xn, wn = _args.compute_all(gy, x, w)
-        res = backward_core(fn, np, gyn, xn, x_shape, wn, w_shape, bias_sizes, stride, padding, dilation,
-                            transposed, output_padding, groups, mask, backend)
-        gi, gw, gb = (None if r is None else _args.as_dask(r) for r in res)
-        if gi is not None and _args.is_dask(x):
-            gi = gi.rechunk(x.chunks)   # chunked as the input, sizes and all
-        return gi, gw, gb
+        # nothing flows: grad_input is zeros (lazy, chunked as the input),
+        # the others small; the NumPy path's on stand-ins (nothing read)
+        from . import stand_ins
+
+        gyn, xn, wn = stand_ins(gy, x, w)
+        _, gw, gb = backward_core(fn, np, gyn, xn, x_shape, wn, w_shape, bias_sizes, stride, padding,
+                                  dilation, transposed, output_padding, groups, (False, mask[1], mask[2]),
+                                  backend)
+        gi = None
+        if mask[0]:
+            gi = _zeros(x_shape, dt, x)
+        return gi, None if gw is None else _args.as_dask(gw), None if gb is None else _args.as_dask(gb)
     x_chunks = x.chunks if _args.is_dask(x) else None
     gyd, xd = _args.as_dask(gy), _args.as_dask(x)
     gi = gw = gb = None
@@ -328,15 +333,16 @@ def double_backward(ggI, ggW, ggb, gO, weight, input, stride, padding, dilation,
     if backend is not None and (ggI is not None or ggW is not None):
         select(p.with_dtype(compute_dtype(dt)), np, backend, need_backward=True)
     if _args.is_empty(x_shape, w_shape, p.output_shape):
+        # the result is empty and nothing flows: gI is zeros (lazy, chunked
+        # as the input); the rest the NumPy path's on stand-ins
         from .._backward import convolution_double_backward
+        from . import stand_ins
 
-        vals = _args.compute_all(ggI, ggW, ggb, gO, weight, input)
-        res = convolution_double_backward(*vals, stride, padding, dilation, transposed, output_padding, groups,
-                                          output_mask, backend=backend)
-        ggO, gI, gW = (None if r is None else _args.as_dask(r) for r in res)
-        if gI is not None and _args.is_dask(input):
-            gI = gI.rechunk(input.chunks)
-        return ggO, gI, gW
+        vals = stand_ins(ggI, None, ggb, gO, weight, input)
+        ggO, _, gW = convolution_double_backward(*vals, stride, padding, dilation, transposed, output_padding,
+                                                 groups, output_mask, backend=backend)
+        gI = None if ggW is None else _zeros(x_shape, dt, input)
+        return (None if ggO is None else _args.as_dask(ggO), gI, None if gW is None else _args.as_dask(gW))
 
     def up(v):
         return v.astype(np.float32) if v is not None and dt == np.float16 else v
@@ -362,6 +368,16 @@ def double_backward(ggI, ggW, ggb, gO, weight, input, stride, padding, dilation,
     if ggI is not None:
         gW = grad_weight_graph(p, gOd, _args.as_dask(ggI), w_shape, backend, by_outer=_by_outer(p, gO, ggI))
     return ggO, gI, gW
+
+
+def _zeros(shape, dt, like):
+    """Lazy zeros of ``shape`` in dtype ``dt``, chunked as ``like`` when it is
+    a dask array of that shape."""
+    import dask.array as da
+
+    if _args.is_dask(like) and tuple(like.shape) == tuple(shape):
+        return da.zeros(shape, dtype=_graph.native(dt), chunks=like.chunks)
+    return da.zeros(shape, dtype=_graph.native(dt))
 
 
 def _narrow_block(a, dt):

@@ -80,16 +80,20 @@ def forward(fn, nsp, input, weight, bias, stride, padding, dilation, groups, tra
 
 
 def _eager(x, w, b, stride, padding, dilation, transposed, output_padding, groups, backend):
-    """A problem with a zero-size array: nothing to compute but the checks
-    and the bias, done now on NumPy arrays (the weight and bias computed if
-    they are dask arrays); the input's batch chunks, one chunk otherwise."""
+    """A problem with a zero-size array, whose result is empty (a zero
+    batch, zero input channels, an empty transposed result): the NumPy
+    path's, at the call, on stand-ins for the dask arrays (nothing of them
+    is read or computed); the input's batch chunks."""
     import dask.array as da
 
     from .._functional import convolution
+    from . import stand_ins
 
-    xn, wn, bn = _args.compute_all(x, w, b)
-    y = convolution(xn, wn, bn, stride, padding, dilation, transposed, output_padding, groups,
+    y = convolution(*stand_ins(x, w, b), stride, padding, dilation, transposed, output_padding, groups,
                     backend=backend)
+    if y.size:   # (not reached: a zero-size array makes the result empty)
+        y = convolution(*_args.compute_all(x, w, b), stride, padding, dilation, transposed, output_padding,
+                        groups, backend=backend)
     return da.from_array(y, chunks=(x.chunks[0],) + y.shape[1:])
 
 
