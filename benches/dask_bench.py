@@ -295,7 +295,8 @@ def image_case(args, out):
         f"| NumPy: conv, 1 call, 1 thread | {s_np}^2 | {t_np1:.3f} | {px_np / t_np1 / 1e6:.1f} | "
         f"{2 * C * C * 9 * px_np / t_np1 / 1e9:.1f} | {t_np / t_np1:.2f} | |",
         f"| dask: conv + reduce, input held in the workers (interleaved with the NumPy calls) | {s_np}^2 | "
-        f"{t_da:.3f} | {px_np / t_da / 1e6:.1f} | {2 * C * C * 9 * px_np / t_da / 1e9:.1f} | {t_np / t_da:.2f} | |",
+        f"{t_da:.3f} | {px_np / t_da / 1e6:.1f} | {2 * C * C * 9 * px_np / t_da / 1e9:.1f} | "
+        f"{t_np / t_da:.2f} | |",
         f"| NumPy: generate (1 thread) + conv | {s_np}^2 | {t_gen + t_np:.3f} | "
         f"{px_np / (t_gen + t_np) / 1e6:.1f} | | 1 | |",
     ]

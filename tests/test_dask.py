@@ -540,7 +540,10 @@ def test_double_backward_random(seed):
     ggb = randn(rng, (nb,), dtype) if seed % 2 == 0 else None
     args = case.args()
     ref = cconv.convolution_double_backward(ggI, ggW, ggb, gO, w, x, *args, (True, True, True))
-    ch = lambda a: None if a is None else da.from_array(a, chunks=tuple(rand_chunks(rng, n) for n in a.shape))  # noqa: E731
+
+    def ch(a):
+        return None if a is None else da.from_array(a, chunks=tuple(rand_chunks(rng, n) for n in a.shape))
+
     res = cconv.convolution_double_backward(ch(ggI), ggW, ggb, ch(gO), w, ch(x), *args, (True, True, True))
     assert [r is None for r in res] == [r is None for r in ref]
     got = dask.compute(*res, scheduler="threads" if seed % 2 else "sync")
@@ -667,7 +670,8 @@ def test_non_numpy_chunks_rejected():
 def test_unknown_chunk_sizes_name_the_axis():
     x = _x()
     xu = x[x[:, 0, 0, 0] > 0]           # batch chunk sizes unknown
-    with pytest.raises(ValueError, match=r"input has unknown chunk sizes along axis 0, batch.*compute_chunk_sizes"):
+    msg = r"input has unknown chunk sizes along axis 0, batch.*compute_chunk_sizes"
+    with pytest.raises(ValueError, match=msg):
         cconv.conv2d(xu, _w())
     v = da.ones((3, 40), chunks=(3, 10), dtype=np.float32)
     vu = v[:, v[0] > 0]                 # spatial chunk sizes unknown, unbatched input

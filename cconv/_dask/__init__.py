@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["is_dask", "any_dask", "stand_ins", "forward", "backward", "double_backward", "grad_input", "grad_weight"]
+__all__ = ["is_dask", "any_dask", "stand_ins", "forward", "backward", "double_backward", "grad_input",
+           "grad_weight"]
 
 
 def is_dask(a: Any) -> bool:
