@@ -27,7 +27,7 @@ from typing import Any, Sequence, overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _autotune, _complex, _depthwise, _dispatch, _kernels, _layout, _outbuf, _padding_mode
+from . import _autotune, _complex, _dask, _depthwise, _dispatch, _kernels, _layout, _outbuf, _padding_mode
 from ._args import (
     REAL, NoKey, as_array, check_dtypes, compute_dtype, hk, native, ready, real_contig, remember,
 )
@@ -516,6 +516,9 @@ def convolution_backward(grad_output: Any, input: Any, weight: Any, bias_sizes: 
                             output_mask)
         if res is not None:
             return res
+    if _dask.any_dask(grad_output, input, weight):
+        return _dask.backward(fn, grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                              transposed, output_padding, groups, output_mask, backend)
     xp = get_xp(grad_output=grad_output, input=input, weight=weight)
     grad_output = as_array(xp, "grad_output", grad_output, fn)
     input = as_array(xp, "input", input, fn)
@@ -602,6 +605,9 @@ def convolution_double_backward(ggI: Any, ggW: Any, ggb: Any, gO: Any, weight: A
     True
     """
     fn = "convolution_double_backward"
+    if _dask.any_dask(ggI, ggW, ggb, gO, weight, input):
+        return _dask.double_backward(ggI, ggW, ggb, gO, weight, input, stride, padding, dilation, transposed,
+                                     output_padding, groups, output_mask, backend)
     xp = get_xp(ggI=ggI, ggW=ggW, ggb=ggb, gO=gO, weight=weight, input=input)
     ggI = as_array(xp, "ggI", ggI, fn)
     ggW = as_array(xp, "ggW", ggW, fn)

@@ -15,7 +15,7 @@ from typing import Any, Literal, Sequence, TypeVar, Union, overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _autotune, _depthwise, _dispatch, _outbuf, _padding_mode
+from . import _autotune, _dask, _depthwise, _dispatch, _outbuf, _padding_mode
 from ._args import (
     REAL, as_array, base_ndarray, check_dtypes, check_out, compute_dtype, forward_plan, ready,
 )
@@ -85,6 +85,9 @@ def _conv_entry(fn: str, nsp: int | None, input, weight, bias, stride, padding, 
     if type(input) is nd and type(weight) is nd and (bias is None or type(bias) is nd):
         xp = np if out is None or type(out) is nd else get_xp(input=input, weight=weight, bias=bias, out=out)
     else:
+        if _dask.any_dask(input, weight, bias, out):
+            return _dask.forward(fn, nsp, input, weight, bias, stride, padding, dilation, groups, transposed,
+                                 output_padding, out, backend)
         xp = get_xp(input=input, weight=weight, bias=bias, out=out)
         input = as_array(xp, "input", input, fn)
         weight = as_array(xp, "weight", weight, fn)
@@ -975,6 +978,8 @@ def select_backend(input: Any, weight: Any, bias: Any = None, stride: IntOrTuple
     fn = "select_backend"
     if op not in _dispatch.OPS:
         raise ValueError(f"{fn}: op must be one of {', '.join(map(repr, _dispatch.OPS))}, but got {op!r}")
+    if _dask.any_dask(input, weight, bias):   # shapes and dtypes only: nothing computed
+        input, weight, bias = _dask.stand_ins(input, weight, bias)
     xp = get_xp(input=input, weight=weight, bias=bias)
     input = as_array(xp, "input", input, fn)
     weight = as_array(xp, "weight", weight, fn)

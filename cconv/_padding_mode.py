@@ -164,15 +164,26 @@ def _fold(g, ax: int, a: int, b: int, mode: str):
     return r
 
 
+def _module(**arrays: Any) -> Any:
+    """The array module that pads: dask.array when an argument is a dask
+    array (the padded input stays lazy), else the arrays' own."""
+    from . import _dask
+    from ._array import get_xp
+
+    if _dask.any_dask(*arrays.values()):
+        import dask.array as da
+        return da
+    return get_xp(**arrays)
+
+
 def conv(fn: str, nsp: int | None, input, weight, bias, stride, padding, dilation, groups,
          mode: str, out, backend, entry: Callable):
     """The forward of a convolution with ``padding_mode=mode`` (not
     'zeros'): ``entry`` (``_functional._conv_entry`` bound to the plain
     problem) on the input padded by the mode, with ``padding=0``."""
-    from ._array import get_xp
     from ._functional import as_array, check_dtypes
 
-    xp = get_xp(input=input, weight=weight, bias=bias, out=out)
+    xp = _module(input=input, weight=weight, bias=bias, out=out)
     input = as_array(xp, "input", input, fn)
     weight = as_array(xp, "weight", weight, fn)
     bias = as_array(xp, "bias", bias, fn)
@@ -194,11 +205,10 @@ def backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, 
     ``padding_mode=mode``: ``core`` (the plain convolution_backward) on the
     padded input with ``padding=0``, the input gradient folded back by
     :func:`pad_adjoint`."""
-    from ._array import get_xp
     from ._functional import as_array
 
     fn = "convolution_backward"
-    xp = get_xp(grad_output=grad_output, input=input, weight=weight)
+    xp = _module(grad_output=grad_output, input=input, weight=weight)
     input = as_array(xp, "input", input, fn)
     weight = as_array(xp, "weight", weight, fn)
     if input is None or weight is None:

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence, overload
 
+from numpy import ndarray as _nd
 from numpy.typing import ArrayLike, NDArray
 
+from . import _dask
 from ._array import get_xp
 from ._backward import _shape_arg, backward_core, fast_backward, fast_ok
 from ._args import as_array
@@ -49,6 +51,9 @@ def _size_arg(fn: str, name: str, size, nsp: int) -> tuple[int, ...]:
 
 
 def _input_grad(fn, nsp, input_size, weight, grad_output, stride, padding, dilation, groups, backend):
+    if not (type(weight) is _nd and type(grad_output) is _nd) and _dask.any_dask(weight, grad_output):
+        return _dask.grad_input(fn, nsp, input_size, weight, grad_output, stride, padding, dilation, groups,
+                                backend)
     xp = get_xp(weight=weight, grad_output=grad_output)
     weight = as_array(xp, "weight", weight, fn)
     grad_output = as_array(xp, "grad_output", grad_output, fn)
@@ -65,6 +70,9 @@ def _input_grad(fn, nsp, input_size, weight, grad_output, stride, padding, dilat
 
 
 def _weight_grad(fn, nsp, input, weight_size, grad_output, stride, padding, dilation, groups, backend):
+    if not (type(input) is _nd and type(grad_output) is _nd) and _dask.any_dask(input, grad_output):
+        return _dask.grad_weight(fn, nsp, input, weight_size, grad_output, stride, padding, dilation, groups,
+                                 backend)
     xp = get_xp(input=input, grad_output=grad_output)
     input = as_array(xp, "input", input, fn)
     grad_output = as_array(xp, "grad_output", grad_output, fn)

@@ -142,6 +142,42 @@ def test_forward_and_gradients_match_reference(nsp, mode, seed):
                  what="grad_bias")
 
 
+@pytest.mark.parametrize("nsp,mode,seed", [
+    (nsp, mode, seed) for nsp in (1, 2, 3) for mode in MODES for seed in range(2)])
+def test_dask_arrays_stay_lazy_and_match_reference(nsp, mode, seed):
+    """A dask input is padded by dask (lazy, chunked), and the forward and
+    gradients are the reference's."""
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(7000 + 1000 * nsp + 10 * MODES.index(mode) + seed)
+    dtype = np.float64 if seed else np.float32
+    c = _case(rng, nsp, mode, dtype)
+    x, w, b, pads = c["x"], c["w"], c["b"], c["pads"]
+    chunks = (1, x.shape[1]) + tuple(max(1, n // 2) for n in x.shape[2:])
+    xd = da.from_array(x, chunks=chunks)
+    kw = dict(stride=c["stride"], padding=c["padding"], dilation=c["dilation"], groups=c["groups"])
+    y = FUNCS[nsp](xd, w, b, padding_mode=mode, **kw)
+    assert isinstance(y, da.Array)
+    xp = ref_pad(x.astype(np.float64), pads, mode)
+    ref = ref_conv(xp, w.astype(np.float64), None if b is None else b.astype(np.float64),
+                   stride=c["stride"], pad_before=0, dilation=c["dilation"], groups=c["groups"])
+    red = reduction_length(x.shape[1], c["groups"], w.shape[2:])
+    assert_close(y.compute(), ref, dtype, red, what=f"dask {mode} forward")
+    gy = rng.standard_normal(ref.shape).astype(dtype)
+    gi, gw, _ = cconv.convolution_backward(
+        da.from_array(gy, chunks=(1,) + gy.shape[1:]), xd, w, None, c["stride"], c["padding"],
+        c["dilation"], False, 0, c["groups"], (True, True, False), padding_mode=mode)
+    assert isinstance(gi, da.Array) and isinstance(gw, da.Array)
+    gyd = gy.astype(np.float64)
+    ref_gi = ref_pad_adjoint(
+        ref_conv_grad_input(gyd, w.astype(np.float64), xp.shape, stride=c["stride"], pad_before=0,
+                            dilation=c["dilation"], groups=c["groups"]), x.shape, pads, mode)
+    ref_gw = ref_conv_grad_weight(xp, gyd, w.shape, stride=c["stride"], pad_before=0,
+                                  dilation=c["dilation"], groups=c["groups"])
+    assert_close(gi.compute(), ref_gi, dtype, red * 2, what=f"dask {mode} grad_input")
+    assert_close(gw.compute(), ref_gw, dtype, int(np.prod(gy.shape)) // gy.shape[1],
+                 what=f"dask {mode} grad_weight")
+
+
 def test_unbatched_out_complex_float16():
     rng = np.random.default_rng(5)
     x = (rng.standard_normal((3, 6, 7)) + 1j * rng.standard_normal((3, 6, 7))).astype(np.complex128)
