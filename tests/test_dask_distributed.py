@@ -23,6 +23,19 @@ from test_backward import randn  # noqa: E402
 
 @pytest.fixture(scope="module")
 def client():
+    # a Nanny writes its workers' environment (OMP_NUM_THREADS=1 and the
+    # like, dask's distributed.nanny.pre-spawn-environ) into this process's
+    # os.environ before it spawns them: put it back afterwards, or every
+    # later test's child process would run on one OpenMP thread
+    saved = dict(os.environ)
+    try:
+        yield from _cluster()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _cluster():
     cfg = {
         "distributed.worker.multiprocessing-method": "spawn",
         "distributed.comm.timeouts.connect": "120s",
