@@ -13,10 +13,22 @@ interleaved across methods), the fastest, how much faster than the default
 it is, and what benchmark mode (``cconv.benchmark()``) picked on a fresh
 first call.  Times are medians over the blocks; the machine's load is
 printed with the CPU and ISA, so a run can be judged.
+
+``--kind-table`` also writes this CPU kind's table of defaults
+(``cconv/kinds/<kind>.json``, read by ``cconv/_kind.py``): the problems on
+which the fastest method beat the dispatcher's rules by ``--margin`` or
+more, at this thread count (entries of other thread counts already in the
+file are kept).  Run it with ``CCONV_KIND_DEFAULTS=0``, so that "default"
+is the rules' choice and not an older table's::
+
+    CCONV_KIND_DEFAULTS=0 python benches/method_table.py --extra --threads 2 \
+        --ops forward,grad_input,grad_weight --markdown --kind-table
 """
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
 import platform
 import sys
@@ -28,7 +40,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchmarks._cases import CASES, EXTRA  # noqa: E402
 
 import cconv  # noqa: E402
-from cconv import _autotune, _dispatch  # noqa: E402
+from cconv import _autotune, _dispatch, _kind, _tuning  # noqa: E402
 from cconv._args import compute_dtype  # noqa: E402
 from cconv._dispatch import Problem  # noqa: E402
 from cconv._params import make_params  # noqa: E402
@@ -55,12 +67,16 @@ def call(c, op, x, w, b, gy, backend):
     return cconv.convolution_backward(gy, x, w, None, s, p, d, tr, opad, g, mask, backend=backend)
 
 
-def candidates(c, op, x, w, b):
+def problem(c, op, x, w, b):
     s, p, d, tr, opad, g = c.conv_args()
     dt = np.dtype(x.dtype)
     prm = make_params(x.shape, w.shape, None if b is None else b.shape, s, p, d, tr, opad, g,
                       "method_table", compute_dtype(dt), dt)
-    return _dispatch.candidates(Problem(prm, np, op, False, op != "forward"))
+    return Problem(prm, np, op)
+
+
+def candidates(c, op, x, w, b):
+    return _dispatch.candidates(problem(c, op, x, w, b)._replace(need_backward=op != "forward"))
 
 
 def timed(f, reps):
@@ -92,7 +108,7 @@ def measure(c, op, dtype, repeat, block_s=0.05):
         picked = cconv.select_backend(x, w, b, s, p, d, tr, opad, g, op=op)
     _autotune.clear()
     best = min(med, key=med.get)
-    return default, med, best, picked
+    return default, med, best, picked, problem(c, op, x, w, b)
 
 
 def main(argv=None):
@@ -105,7 +121,13 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--out", default="")
+    ap.add_argument("--kind-table", nargs="?", const="auto", default="",
+                    help="write this CPU kind's table of defaults (default path: cconv/kinds/<kind>.json)")
+    ap.add_argument("--margin", type=float, default=1.1,
+                    help="a table entry needs default / fastest >= this (default 1.1)")
     args = ap.parse_args(argv)
+    if args.kind_table and os.environ.get("CCONV_KIND_DEFAULTS") != "0":
+        ap.error("--kind-table: run with CCONV_KIND_DEFAULTS=0 (the rules' choice is the baseline)")
     cconv.set_num_threads(args.threads)
     allc = dict(CASES)
     if args.extra:
@@ -127,10 +149,16 @@ def main(argv=None):
         print("|---|---|---|---|---|---|---|---|---|", file=out)
     else:
         print(head, file=out)
+    entries, measured = [], set()
     for nm in names:
         c = allc[nm]
         for op in ops:
-            default, med, best, picked = measure(c, op, args.dtype, args.repeat)
+            default, med, best, picked, q = measure(c, op, args.dtype, args.repeat)
+            measured.add(json.dumps(_tuning.problem_key(q), sort_keys=True))
+            if best != default and med[default] / med[best] >= args.margin:
+                entries.append({"problem": _tuning.problem_key(q), "threads": args.threads,
+                                "method": best.value, "default": default.value, "layer": nm,
+                                "ms": {m.value: round(t, 4) for m, t in med.items()}})
             every = ", ".join(f"{m.value} {t:.3g}" for m, t in sorted(med.items(), key=lambda kv: kv[1]))
             row = [nm, op, default.value, f"{med[default]:.3g}", best.value, f"{med[best]:.3g}",
                    f"{med[default] / med[best]:.2f}", picked.value, every]
@@ -139,6 +167,36 @@ def main(argv=None):
             else:
                 print(sep.join(row), file=out, flush=True)
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}", file=out)
+    if args.kind_table:
+        write_kind_table(args.kind_table, entries, measured, args.threads, args.margin)
+
+
+def write_kind_table(path, entries, measured, threads, margin):
+    """This kind's table: the file's entries of other thread counts (or
+    dtypes and problems not measured now) kept, this run's added."""
+    kind = _kind.cpu_kind()
+    if path == "auto":
+        path = _kind.table_path(kind)
+    keep = {}
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            old = json.load(f)
+        if old.get("kind") != kind:
+            sys.exit(f"{path} is the table of {old.get('kind')!r}, this CPU is {kind!r}")
+        for e in old.get("entries", []):
+            keep[(json.dumps(e["problem"], sort_keys=True), e["threads"])] = e
+    for k in [k for k in keep if k[1] == threads and k[0] in measured]:
+        del keep[k]
+    for e in entries:
+        keep[(json.dumps(e["problem"], sort_keys=True), e["threads"])] = e
+    doc = _kind.document(kind, sorted(keep.values(), key=lambda e: (e["threads"], e.get("layer", ""),
+                                                                   e["problem"]["op"])),
+                         margin, datetime.date.today().isoformat())
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print(f"{path}: {len(entries)} entries at {threads} threads ({len(keep)} in all)", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -56,8 +56,9 @@ from ._backward import convolution_backward, convolution_double_backward  # noqa
 from . import grad  # noqa: E402
 from ._dispatch import BackendChoice  # noqa: E402
 from ._tuning import record_layers, tune  # noqa: E402
-from . import _tuning  # noqa: E402
+from . import _kind, _tuning  # noqa: E402
 
+_kind.load_at_import()
 _tuning.load_at_import()
 
 __all__ = [

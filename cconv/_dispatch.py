@@ -49,7 +49,7 @@ from typing import Any, NamedTuple
 from ._config import get_num_threads
 
 __all__ = ["Backend", "BackendChoice", "Problem", "ORDER", "select", "select_why", "backend_module", "why_not",
-           "candidates", "as_backend", "simd_level", "kind_of", "set_tuning", "GENERATION"]
+           "candidates", "as_backend", "simd_level", "kind_of", "set_tuning", "set_kind_defaults", "GENERATION"]
 
 
 class Backend(enum.Enum):
@@ -146,8 +146,10 @@ class BackendChoice(NamedTuple):
     backend : Backend
         The method that would run.
     source : str
-        Where the choice came from: 'default', 'benchmark' (benchmark
-        mode's measured winner) or 'tuning' (the tuning file).
+        Where the choice came from: 'default' (the dispatcher's rules),
+        'benchmark' (benchmark mode's measured winner), 'tuning' (the
+        tuning file) or 'cpu-kind' (the winners measured on this kind of
+        CPU that ship with cconv).
 
     Examples
     --------
@@ -312,7 +314,7 @@ def select(q: Problem, backend: Any = None) -> tuple:
     (ValueError naming the reason where it cannot run ``q``)."""
     if _recorder[0] is not None:
         _recorder[0][q._replace(finite_weight=True, finite_data=True)] = None
-    if backend is None and (_tuned or _tuning):
+    if backend is None and (_tuned or _tuning or _kind_defaults):
         b = _winner(q)[0]
         if b is not None:
             return b, backend_module(b)
@@ -333,23 +335,28 @@ def select(q: Problem, backend: Any = None) -> tuple:
 
 def _winner(q: Problem) -> tuple:
     """(Backend or None, source) of a measured winner for ``q`` at the
-    current thread count: benchmark mode's, else the tuning file's (where
-    the method can still run ``q``)."""
+    current thread count: benchmark mode's, else the tuning file's, else
+    this CPU kind's shipped table's (where the method can run ``q``)."""
     b = tuned(q)
     if b is not None:
         return b, "benchmark"
-    b = _tuning.get((q, get_num_threads())) if _tuning else None
+    nt = get_num_threads()
+    b = _tuning.get((q, nt)) if _tuning else None
     if b is not None and why_not(b, q) is None and _exact(backend_module(b), q):
         return b, "tuning"
+    b = _kind_defaults.get((q, nt)) if _kind_defaults else None
+    if b is not None and why_not(b, q) is None and _exact(backend_module(b), q):
+        return b, "cpu-kind"
     return None, None
 
 
 def select_why(q: Problem, backend: Any = None) -> tuple:
     """(Backend, module, source): ``select``'s choice and where it came
     from: 'forced', 'benchmark' (a winner benchmark mode measured),
-    'tuning' (a winner from the tuning file or ``cconv.tune``) or
+    'tuning' (a winner from the tuning file or ``cconv.tune``),
+    'cpu-kind' (this CPU kind's shipped table, cconv/_kind.py) or
     'default' (the ordered list)."""
-    if backend is None and (_tuned or _tuning):
+    if backend is None and (_tuned or _tuning or _kind_defaults):
         b, source = _winner(q)
         if b is not None:
             return b, backend_module(b), source
@@ -365,6 +372,9 @@ _tuned: collections.OrderedDict = collections.OrderedDict()
 _tuned_lock = threading.Lock()
 # Winners of the tuning file (cconv/_tuning.py): (q, threads) -> Backend.
 _tuning: dict = {}
+# Winners measured on this kind of CPU, shipped with cconv (cconv/_kind.py):
+# (q, threads) -> Backend.
+_kind_defaults: dict = {}
 # Bumped whenever a table of winners changes: the entry points' caches of
 # the chosen method (the forward Plan, the backward's methods) compare it.
 GENERATION = [0]
@@ -374,6 +384,13 @@ def set_tuning(table: dict) -> None:
     """Replace the tuning file's winners ((q, threads) -> Backend)."""
     global _tuning
     _tuning = dict(table)
+    _changed()
+
+
+def set_kind_defaults(table: dict) -> None:
+    """Replace this CPU kind's table of winners ((q, threads) -> Backend)."""
+    global _kind_defaults
+    _kind_defaults = dict(table)
     _changed()
 
 

@@ -947,7 +947,7 @@ def select_backend(input: Any, weight: Any, bias: Any = None, stride: IntOrTuple
         runs for that gradient.
     explain : bool, default False
         Return a ``BackendChoice(backend, source)`` whose source says where
-        the choice came from: 'default', 'benchmark' or 'tuning'.
+        the choice came from: 'default', 'benchmark', 'tuning' or 'cpu-kind'.
 
     Returns
     -------

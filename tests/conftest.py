@@ -15,6 +15,9 @@ if _HERE not in sys.path:
 # The tests check the default choices: a tuning file of the user's must not
 # change them (tests/test_tuning.py points processes at files of its own).
 os.environ["CCONV_TUNE_FILE"] = ""
+# Nor the winners measured on this kind of CPU that ship with cconv
+# (tests/test_kind.py checks those tables and turns one on where it tests it).
+os.environ["CCONV_KIND_DEFAULTS"] = "0"
 
 
 import pytest  # noqa: E402
@@ -34,6 +37,8 @@ def _no_tuned_winners_left():
         _autotune.clear()
     if _dispatch._tuning:
         _dispatch.set_tuning({})
+    if _dispatch._kind_defaults:
+        _dispatch.set_kind_defaults({})
 
 
 @pytest.fixture

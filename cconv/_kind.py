@@ -1,0 +1,154 @@
+"""Defaults per CPU kind: measured winners shipped with cconv.
+
+The ordered list of methods in ``_dispatch`` and the C predicates are one
+set of rules for every CPU.  Where a kind of CPU (a vendor and the
+instruction set cconv's kernels use on it: ``amd-avx512``, ``intel-avx2``,
+``arm-neon``, ...) has been measured, ``cconv/kinds/<kind>.json`` lists the
+problems of the built-in layer sets on which another method beat the
+rules' choice by a margin, per thread count, with the times of every
+method.  cconv loads the table of the CPU it runs on at import; the
+dispatcher consults it after benchmark mode's winners and the user's
+tuning file, before its rules.  ``CCONV_KIND_DEFAULTS=0`` turns it off;
+``CCONV_KIND_DEFAULTS=<path>`` loads that table instead (one measured for
+this kind and not yet shipped).
+
+The file format is the tuning file's (``_tuning``), with ``kind`` in place
+of ``machine``::
+
+    {"format": "cconv-kind-defaults", "version": 1, "kind": "amd-avx512",
+     "measured_on": {"cpu": "...", "isa": "avx512", "date": "2026-12-03"},
+     "margin": 1.1, "entries": [{"problem": {...}, "threads": 2,
+     "method": "winograd_3x3", "default": "implicit_gemm", "ms": {...}}]}
+
+``benches/kind_table.py`` measures a kind and writes its table.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import warnings
+from typing import Any, Iterable
+
+from . import _dispatch
+
+__all__ = ["vendor", "cpu_kind", "table_path", "read_table", "read_table_doc", "load_at_import",
+           "document"]
+
+FORMAT = "cconv-kind-defaults"
+VERSION = 1
+_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kinds")
+
+# /proc/cpuinfo's vendor_id (x86) or CPU implementer (ARM) -> vendor name
+_VENDORS = {"AuthenticAMD": "amd", "GenuineIntel": "intel", "HygonGenuine": "hygon",
+            "0x41": "arm", "0xc0": "ampere", "0x61": "apple", "0x48": "hisilicon"}
+
+
+def vendor() -> str:
+    """The CPU's vendor, lower case ('amd', 'intel', 'arm', ...; 'other'
+    where /proc/cpuinfo does not say)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith(("vendor_id", "CPU implementer")):
+                    v = line.split(":", 1)[1].strip()
+                    return _VENDORS.get(v, "other")
+    except OSError:
+        pass
+    return "other"
+
+
+def cpu_kind() -> str:
+    """This machine's kind: ``<vendor>-<instruction set>`` (the instruction
+    set cconv's kernels use here, e.g. 'amd-avx512', 'intel-avx2')."""
+    isa = _dispatch.simd_level()
+    if " " in isa:  # a build without SIMD kernels
+        isa = "scalar"
+    return f"{vendor()}-{isa}"
+
+
+def table_path(kind: str) -> str:
+    """Where the shipped table of ``kind`` lives (it may not exist)."""
+    return os.path.join(_DIR, f"{kind}.json")
+
+
+def _warn(path: str, why: str) -> None:
+    warnings.warn(f"cconv: ignoring the CPU-kind defaults {path}: {why}", RuntimeWarning, stacklevel=3)
+
+
+def read_table(path: str, kind: str) -> dict:
+    """The winners of the table at ``path`` ((Problem, threads) -> Backend)
+    for ``kind``; {} for a missing file, and {} with a warning for one that
+    is not a table of ``kind`` (entries that do not parse, or name methods
+    this cconv does not have, are left out with a warning)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        _warn(path, f"it cannot be read as JSON ({type(e).__name__}: {e})")
+        return {}
+    return read_table_doc(doc, kind, path)
+
+
+def read_table_doc(doc: Any, kind: str | None = None, where: str = "the table") -> dict:
+    """``read_table`` of a parsed document (``kind`` None: this CPU's)."""
+    from ._tuning import problem_from_key
+
+    kind = kind or cpu_kind()
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
+        _warn(where, f"it is not a {FORMAT} file of version {VERSION}")
+        return {}
+    if doc.get("kind") != kind:
+        _warn(where, f"it is the table of {doc.get('kind')!r}, this CPU is {kind!r}")
+        return {}
+    entries = doc.get("entries")
+    if not isinstance(entries, list):
+        _warn(where, "it has no list of entries")
+        return {}
+    table, bad = {}, 0
+    for e in entries:
+        try:
+            q = problem_from_key(e["problem"])
+            nt = e["threads"]
+            if type(nt) is not int or nt < 1:
+                raise ValueError("threads")
+            b = _dispatch.as_backend(e["method"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            bad += 1
+            continue
+        table[(q, nt)] = b
+    if bad:
+        warnings.warn(f"cconv: the CPU-kind defaults {where}: {bad} of {len(entries)} entries "
+                      f"left out (malformed or unknown methods)", RuntimeWarning, stacklevel=2)
+    return table
+
+
+def load_at_import() -> None:
+    """Load this CPU kind's table (nothing when there is none, or when
+    ``CCONV_KIND_DEFAULTS`` is '0'; the file it names when it is a path)."""
+    env = os.environ.get("CCONV_KIND_DEFAULTS", "").strip()
+    if env == "0":
+        return
+    kind = cpu_kind()
+    if env and env != "1":
+        if not os.path.exists(env):
+            _warn(env, "it does not exist")
+            return
+        path = env
+    else:
+        path = table_path(kind)
+    table = read_table(path, kind)
+    if table:
+        _dispatch.set_kind_defaults(table)
+
+
+def document(kind: str, entries: list, margin: float, date: str) -> dict:
+    """The JSON document of a table."""
+    from ._tuning import _cpu_model
+
+    return {"format": FORMAT, "version": VERSION, "kind": kind,
+            "measured_on": {"cpu": _cpu_model(), "isa": _dispatch.simd_level(),
+                            "arch": platform.machine(), "date": date},
+            "margin": margin, "entries": entries}
