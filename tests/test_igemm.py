@@ -321,9 +321,9 @@ def test_small_deep_images_take_im2col_only_for_few_columns(name):
     """Small images, many output channels, a deep reduction: im2col + one
     GEMM over the batch where the batch has few output positions in all
     (< 256) or the channels are very many on very small images; igemm
-    otherwise (heuristics-2026-11-30.md: it won 0.6-0.9x there, 1 and 2
+    otherwise (heuristics-2026-11-30-amd-epyc-avx2.md: it won 0.6-0.9x there, 1 and 2
     threads).  With 16-lane float32 vectors the image's size decides: im2col
-    for <= 56 positions with >= 128 output channels (heuristics-2026-12-01.md)."""
+    for <= 56 positions with >= 128 output channels (heuristics-2026-12-01-intel-xeon-avx512.md)."""
     def m(n, c, co, hw, k=3, s=1):
         g = make_params((n, c, hw, hw), (co, c, k, k), None, s, k // 2, 1, False, 0, 1, "t")
         return {nt: fwd_method(g, nt, 4) for nt in (1, 2)}

@@ -36,7 +36,7 @@ _BIG_KERNEL_MIN_CIG = 32
 _COPY_MAX_BYTES = 64 << 20
 # With 16-lane float32 kernels (AVX-512), multi-tap layers with few input
 # channels on large outputs, and dilated stride-1 2-D ones, take the copy
-# path (benches/results/channels-last-2026-12-01.md)
+# path (benches/results/channels-last-2026-12-01-intel-xeon-avx512.md)
 _WIDE_FEW_CIG = 16
 _WIDE_FEW_CIG_MIN_POS = 784
 _WIDE_DILATED_MIN_POS = 256

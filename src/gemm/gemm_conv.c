@@ -32,7 +32,7 @@ static inline int cc_wide_f32(int64_t elsize) { return elsize == 4 && cc_ig_kern
  * transforms cost per channel what its GEMMs cost per channel pair, so
  * single small images and small groups stay on igemm.  Measured against
  * igemm, 2 threads, float32, AMD EPYC with AVX2
- * (benches/results/heuristics-2026-11-30.md):
+ * (benches/results/heuristics-2026-11-30-amd-epyc-avx2.md):
  * 56x56 0.48-0.74, 28x28 0.63-0.97 (>= 32 channels), 20x20 0.72-0.96
  * (>= 64), 7x7-14x14 with >= 128 tiles in the batch 0.69-0.93 (>= 64);
  * 7x7-14x14 batch 1 0.98-2.9, 16 channels 0.86-1.34, groups of 4-16
@@ -82,7 +82,7 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
          * must be spread over enough channels and tiles.  Measured on a Xeon
          * (Sapphire Rapids class), 1 and 2 threads, Winograd time / igemm
          * time, after the row split and the transforms were vectorised
-         * (benches/results/heuristics-wino-2026-12-01.md):
+         * (benches/results/heuristics-wino-2026-12-01-intel-xeon-avx512.md):
          *   >= 32 channels on 56x56 outputs and up: 0.64-0.96;
          *   >= 64 channels on images of >= 49 tiles (14x14) with channels
          *   x tiles of the batch >= 32768: 0.57-0.99 (4x64 28x28 0.86/0.79,
@@ -118,13 +118,13 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
  * torch's time on igemm, whose weight packing streams the whole weight for
  * 16 positions): igemm's tiles are one image each, and there im2col + one
  * GEMM over the batch wins (measured, 1 and 2 threads:
- * benches/results/heuristics-2026-11-30.md).  With 16-lane float32 vectors
+ * benches/results/heuristics-2026-11-30-amd-epyc-avx2.md).  With 16-lane float32 vectors
  * (AVX-512: micro-panels of 48 positions, a 7x7 image's 49 in 96 columns)
  * the size of the image decides rather than the batch's positions: im2col
  * for images of <= 56 positions with >= 128 output channels (2 threads,
  * igemm time / im2col time: 7x7 with 128-1024 channels, batch 2-8,
  * 1.0-1.55; 8x8 0.91-1.02, 10x10 0.94-1.17, 12x12-14x14 0.71-1.03; 7x7
- * with 64-96 channels 0.82-0.87: benches/results/heuristics-2026-12-01.md) */
+ * with 64-96 channels 0.82-0.87: benches/results/heuristics-2026-12-01-intel-xeon-avx512.md) */
 static int cc_small_deep(const cc_geom *g, int64_t elsize) {
     const int64_t P = g->out[0] * g->out[1] * g->out[2];
     const int64_t cog = g->c_out / g->groups;

@@ -19,11 +19,11 @@ int cc_conv_wgrad_igemm_suits(const cc_geom *g, int64_t elsize) {
      * match for it there), never 1x1, which im2col reads in place; output
      * rows of at least one vector (7x7 planes: every row a masked load, and
      * im2col batches 8 images into one GEMM: measured slower; all in
-     * benches/results/heuristics-2026-11-30.md), or of 12 when a vector has
+     * benches/results/heuristics-2026-11-30-amd-epyc-avx2.md), or of 12 when a vector has
      * 16 lanes (AVX-512 float32: a 14-wide row is one masked load at 88% of
      * its lanes; ResNeXt 8x512x14x14 g32 2.3 -> 1.5x torch's time, 8x64x14x14
      * g4 1.8 -> 1.3x, batch-1 14x14 and 7x7 planes unchanged or worse:
-     * benches/results/heuristics-2026-12-01.md) */
+     * benches/results/heuristics-2026-12-01-intel-xeon-avx512.md) */
     if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return 0;
     const int lanes = elsize == 4 ? cc_ig_kern_f32()->lanes : cc_ig_kern_f64()->lanes;
     const int64_t cog = g->c_out / g->groups;
