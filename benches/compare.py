@@ -418,8 +418,14 @@ def machine_line(args):
     except AttributeError:
         avail = os.cpu_count()
     tv = torch.__version__ if torch is not None else "absent"
-    return (f"machine: {cpu}; {os.cpu_count()} cores ({avail} usable); OMP_NUM_THREADS="
-            f"{os.environ.get('OMP_NUM_THREADS', 'unset')}; python {platform.python_version()}; "
+    try:
+        from cconv import _kernels
+        simd = f"{_kernels.isa()} kernels, OpenBLAS {_kernels.blas_corename()} kernel set"
+    except Exception:  # a cconv build without them
+        simd = "?"
+    return (f"machine: {cpu}; {simd}; {os.cpu_count()} cores ({avail} usable); OMP_NUM_THREADS="
+            f"{os.environ.get('OMP_NUM_THREADS', 'unset')}; OPENBLAS_CORETYPE="
+            f"{os.environ.get('OPENBLAS_CORETYPE', 'unset')}; python {platform.python_version()}; "
             f"numpy {np.__version__}; torch {tv}; cconv {getattr(cconv, '__version__', '?')}; "
             f"dtype {args.dtype}; repeat {args.repeat}; timing {args.timing}"
             + (f" (block {args.block})" if args.timing == "blocks" else "") + "; "

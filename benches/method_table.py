@@ -139,7 +139,8 @@ def main(argv=None):
             ap.error(f"--ops: {o!r} is not one of {', '.join(OPS)}")
     out = open(args.out, "w") if args.out else sys.stdout
     isa = cconv._kernels.isa()
-    head = (f"{cpu_name()} ({isa}), {args.threads} threads, {args.dtype}, median of {args.repeat} "
+    head = (f"{cpu_name()} ({isa} kernels, OpenBLAS {cconv._kernels.blas_corename()} kernel set), "
+            f"{args.threads} threads, {args.dtype}, median of {args.repeat} "
             f"interleaved blocks, load average {os.getloadavg()[0]:.2f} at start")
     sep = "|" if args.markdown else " "
     if args.markdown:

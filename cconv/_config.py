@@ -203,7 +203,7 @@ def show_config(file: Any = None) -> None:
     >>> buf.getvalue().startswith("cconv " + cconv.__version__)
     True
     """
-    from . import __version__
+    from . import __version__, _dispatch, _kind, _tuning
     from ._dispatch import simd_level
 
     out = file if file is not None else sys.stdout
@@ -221,6 +221,9 @@ def show_config(file: Any = None) -> None:
         f"  SIMD        : {simd_level()}",
         f"  threads     : {get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})",
         f"  workspace   : capped at {_kernels.WORKSPACE_CAP // (1024 * 1024)} MiB per call",
+        f"  CPU kind    : {_kind.cpu_kind()} ({len(_dispatch._kind_defaults)} measured winners loaded)",
+        f"  tuning file : {'off' if os.environ.get('CCONV_TUNE_FILE') == '' else _tuning.default_path()}"
+        f" ({len(_dispatch._tuning)} winners loaded)",
         f"  CUDA path   : {cuda}",
     ]
     print("\n".join(lines), file=out)
