@@ -492,7 +492,19 @@ def run_cpu(args, cases, sets, failures):
                         # a peer that computes something else is left out, not timed
                         print(f"  {which:8s} {c.name:22s} note: ONNX Runtime's result differs; not timed")
                         pair.pop("ort")
+                    ort = pair.pop("ort", None)
                     res = run_timed(args, pair)
+                    if ort is not None:
+                        # on its own, after the others: with spinning on (its
+                        # default, its best), ONNX Runtime's idle intra-op
+                        # threads keep spinning after its calls, and on 2 cores
+                        # they held a core through the next library's block
+                        # (AMD EPYC, AVX-512, 2 threads: cconv's 1x1 layer 2.0
+                        # ms beside torch alone, 8.0 ms median with ONNX
+                        # Runtime's blocks interleaved)
+                        res.update(run_timed(args, {"ort": ort}))
+                        cont.pop("ort")
+                        del ort
                     if "numpy" in cont:  # on its own: see the module docstring
                         res.update(run_timed(args, {"numpy": cont["numpy"]}))
                 except Exception as e:   # noqa: BLE001  one broken case must not end the run
