@@ -470,6 +470,9 @@ def run_cpu(args, cases, sets, failures):
         print(f"[T={t}] GEMM ceiling (first): "
               + ", ".join(f"{k} = {v:.1f} GFLOP/s" for k, v in ceil.items()), flush=True)
         copy = copy_ceiling(args.repeat)
+        # the ceilings' threads (torch's, OpenBLAS's) spin a while after
+        # their last call: let them go to sleep before the first case
+        time.sleep(1.0)
         t_rows = []
         for which in sets:
             r_torch, r_np, r_ort = [], [], []
