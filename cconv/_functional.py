@@ -15,7 +15,7 @@ from typing import Any, Literal, Sequence, TypeVar, Union, overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import _autotune, _dask, _depthwise, _dispatch, _outbuf, _padding_mode
+from . import _autotune, _dask, _depthwise, _dispatch, _docs, _outbuf, _padding_mode
 from ._args import (
     REAL, as_array, base_ndarray, check_dtypes, check_out, compute_dtype, forward_plan, ready,
 )
@@ -137,107 +137,10 @@ def conv1d(input: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None,
          stride: IntOrTuple = 1, padding: Padding = 0, dilation: IntOrTuple = 1,
          groups: int = 1, *, out: NDArray[Any] | None = None, backend: BackendArg = None,
          padding_mode: PaddingMode = "zeros") -> NDArray[Any]: ...
+@_docs.per_dim("conv", 1)
 def conv1d(input: Any, weight: Any, bias: Any = None, stride: IntOrTuple = 1, padding: Padding = 0,
          dilation: IntOrTuple = 1, groups: int = 1, *, out: Any = None, backend: BackendArg = None,
          padding_mode: PaddingMode = "zeros") -> Any:
-    """1-D convolution (cross-correlation), as ``torch.nn.functional.conv1d``.
-
-    Parameters
-    ----------
-    input : ndarray, shape ``(N, C_in, L)`` or ``(C_in, L)``
-        The input, batched or unbatched (channels-first, as PyTorch).
-    weight : ndarray, shape ``(C_out, C_in // groups, kL)``
-        The filters, of ``input``'s dtype.
-    bias : ndarray, shape ``(C_out,)``, optional
-        Added to each output channel, of ``input``'s dtype.
-    stride : int or tuple of 1 ints, default 1
-        Step of the kernel over each spatial dimension (>= 1).
-    padding : int, tuple of 1 ints, 'valid' or 'same', default 0
-        Implicit padding added on both sides of each spatial dimension (>= 0).
-        ``'valid'`` is no padding; ``'same'`` pads ``dilation * (k - 1)`` in
-        total per dimension, the odd one after (as PyTorch), so that the output
-        has the input's size; it needs ``stride=1``.
-    dilation : int or tuple of 1 ints, default 1
-        Spacing between kernel taps (>= 1).
-    groups : int, default 1
-        Split the channels into ``groups`` independent convolutions: ``C_in``
-        and ``C_out`` must both be multiples of it.  ``groups == C_in`` with
-        ``weight`` of shape ``(C_in * m, 1, ...)`` is a depthwise convolution.
-    out : ndarray, optional
-        Where to write the result: a C-contiguous, writable array of the
-        result's shape and dtype that does not overlap an input.  It is returned.
-    backend : Backend or str, optional
-        Run this backend (a :class:`Backend` member or its name, e.g.
-        ``"gemm"``) instead of the one :func:`select_backend` picks.  One that
-        cannot run the problem raises ``ValueError`` saying why.
-    padding_mode : {'zeros', 'reflect', 'replicate', 'circular'}, default 'zeros'
-        How the padding is filled, as ``torch.nn.Conv1d``'s ``padding_mode``
-        (an extension of the functional API): other than ``'zeros'``, the input
-        is padded by the mode (``torch.nn.functional.pad``: ``'reflect'`` needs
-        each pad smaller than its dimension, ``'circular'`` no larger) and then
-        convolved with no padding.  The gradients are
-        :func:`convolution_backward`'s with the same ``padding_mode``.
-
-    Returns
-    -------
-    ndarray, shape ``(N, C_out, L_out)`` or ``(C_out, L_out)``
-        Of ``input``'s dtype and array type (``out`` when given); unbatched
-        for an unbatched input.  Each output size is ``(size + pad_before +
-        pad_after - dilation * (k - 1) - 1) // stride + 1``.
-
-    Raises
-    ------
-    TypeError
-        An argument is not an array and cannot be made one; the arrays'
-        dtypes differ (the message says how to cast) or are not supported
-        (integer, bool, bfloat16 and object arrays are not); a parameter has
-        the wrong type (e.g. a float stride).
-    ValueError
-        The shapes do not fit: wrong number of dimensions, channels that do
-        not match ``weight`` and ``groups`` (the message hints at a
-        channels-last input or weight), a kernel larger than the padded input;
-        a non-positive stride, dilation or groups, a negative padding,
-        ``'same'`` with a stride; an ``out`` of the wrong shape, dtype or
-        layout; an unknown ``padding_mode``; a ``backend`` that cannot run the
-        call.
-
-    See Also
-    --------
-    conv_transpose1d : the transposed convolution (the gradient of this one
-        with respect to its input).
-    convolution_backward : the gradients of this convolution.
-    select_backend : which backend a call runs.
-
-    Notes
-    -----
-    Dtypes: float32 and float64 run natively; float16 is computed in float32
-    and rounded once; complex64/complex128 are three real convolutions (not
-    conjugated, as PyTorch).  ``input``, ``weight`` and ``bias`` must share
-    one dtype.  The arrays may have any strides (views, channels-last,
-    Fortran order, read-only, big-endian); array-likes are converted with
-    ``numpy.asarray`` and objects that offer only DLPack with
-    ``numpy.from_dlpack``.  CuPy arrays run on the GPU (with CuPy
-    installed) and give CuPy arrays.
-
-    Backends: a depthwise convolution (``groups == C_in``) runs the direct
-    SIMD depthwise kernels (3x3 stride-1 float32 ones may use a Winograd
-    variant); other problems run the implicit GEMM on SIMD micro-kernels
-    (Winograd F(2x2, 3x3) for suitable 3x3 stride-1 layers), 1x1 and
-    backward-friendly cases OpenBLAS GEMM; channels-last inputs take NHWC
-    kernels where there are some.  Every backend gives PyTorch's results to
-    rounding; :func:`select_backend` tells which one runs.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import cconv
-    >>> x = np.arange(6, dtype=np.float32).reshape(1, 1, 6)     # (N, C_in, L)
-    >>> w = np.array([[[1, 0, -1]]], dtype=np.float32)           # (C_out, C_in, kL)
-    >>> cconv.conv1d(x, w)
-    array([[[-2., -2., -2., -2.]]], dtype=float32)
-    >>> cconv.conv1d(x, w, padding="same", padding_mode="replicate")
-    array([[[-1., -2., -2., -2., -2., -1.]]], dtype=float32)
-    """
     if padding_mode != "zeros":
         return _padding_mode.conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups,
                                   _padding_mode.check_mode("conv1d", padding_mode, False), out, backend,
@@ -254,118 +157,10 @@ def conv2d(input: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None,
          stride: IntOrTuple = 1, padding: Padding = 0, dilation: IntOrTuple = 1,
          groups: int = 1, *, out: NDArray[Any] | None = None, backend: BackendArg = None,
          padding_mode: PaddingMode = "zeros") -> NDArray[Any]: ...
+@_docs.per_dim("conv", 2)
 def conv2d(input: Any, weight: Any, bias: Any = None, stride: IntOrTuple = 1, padding: Padding = 0,
          dilation: IntOrTuple = 1, groups: int = 1, *, out: Any = None, backend: BackendArg = None,
          padding_mode: PaddingMode = "zeros") -> Any:
-    """2-D convolution (cross-correlation), as ``torch.nn.functional.conv2d``.
-
-    Parameters
-    ----------
-    input : ndarray, shape ``(N, C_in, H, W)`` or ``(C_in, H, W)``
-        The input, batched or unbatched (channels-first, as PyTorch).
-    weight : ndarray, shape ``(C_out, C_in // groups, kH, kW)``
-        The filters, of ``input``'s dtype.
-    bias : ndarray, shape ``(C_out,)``, optional
-        Added to each output channel, of ``input``'s dtype.
-    stride : int or tuple of 2 ints, default 1
-        Step of the kernel over each spatial dimension (>= 1).
-    padding : int, tuple of 2 ints, 'valid' or 'same', default 0
-        Implicit padding added on both sides of each spatial dimension (>= 0).
-        ``'valid'`` is no padding; ``'same'`` pads ``dilation * (k - 1)`` in
-        total per dimension, the odd one after (as PyTorch), so that the output
-        has the input's size; it needs ``stride=1``.
-    dilation : int or tuple of 2 ints, default 1
-        Spacing between kernel taps (>= 1).
-    groups : int, default 1
-        Split the channels into ``groups`` independent convolutions: ``C_in``
-        and ``C_out`` must both be multiples of it.  ``groups == C_in`` with
-        ``weight`` of shape ``(C_in * m, 1, ...)`` is a depthwise convolution.
-    out : ndarray, optional
-        Where to write the result: a C-contiguous, writable array of the
-        result's shape and dtype that does not overlap an input.  It is returned.
-    backend : Backend or str, optional
-        Run this backend (a :class:`Backend` member or its name, e.g.
-        ``"gemm"``) instead of the one :func:`select_backend` picks.  One that
-        cannot run the problem raises ``ValueError`` saying why.
-    padding_mode : {'zeros', 'reflect', 'replicate', 'circular'}, default 'zeros'
-        How the padding is filled, as ``torch.nn.Conv2d``'s ``padding_mode``
-        (an extension of the functional API): other than ``'zeros'``, the input
-        is padded by the mode (``torch.nn.functional.pad``: ``'reflect'`` needs
-        each pad smaller than its dimension, ``'circular'`` no larger) and then
-        convolved with no padding.  The gradients are
-        :func:`convolution_backward`'s with the same ``padding_mode``.
-
-    Returns
-    -------
-    ndarray, shape ``(N, C_out, H_out, W_out)`` or ``(C_out, H_out, W_out)``
-        Of ``input``'s dtype and array type (``out`` when given); unbatched
-        for an unbatched input.  Each output size is ``(size + pad_before +
-        pad_after - dilation * (k - 1) - 1) // stride + 1``.
-
-    Raises
-    ------
-    TypeError
-        An argument is not an array and cannot be made one; the arrays'
-        dtypes differ (the message says how to cast) or are not supported
-        (integer, bool, bfloat16 and object arrays are not); a parameter has
-        the wrong type (e.g. a float stride).
-    ValueError
-        The shapes do not fit: wrong number of dimensions, channels that do
-        not match ``weight`` and ``groups`` (the message hints at a
-        channels-last input or weight), a kernel larger than the padded input;
-        a non-positive stride, dilation or groups, a negative padding,
-        ``'same'`` with a stride; an ``out`` of the wrong shape, dtype or
-        layout; an unknown ``padding_mode``; a ``backend`` that cannot run the
-        call.
-
-    See Also
-    --------
-    conv_transpose2d : the transposed convolution (the gradient of this one
-        with respect to its input).
-    convolution_backward : the gradients of this convolution.
-    select_backend : which backend a call runs.
-
-    Notes
-    -----
-    Dtypes: float32 and float64 run natively; float16 is computed in float32
-    and rounded once; complex64/complex128 are three real convolutions (not
-    conjugated, as PyTorch).  ``input``, ``weight`` and ``bias`` must share
-    one dtype.  The arrays may have any strides (views, channels-last,
-    Fortran order, read-only, big-endian); array-likes are converted with
-    ``numpy.asarray`` and objects that offer only DLPack with
-    ``numpy.from_dlpack``.  CuPy arrays run on the GPU (with CuPy
-    installed) and give CuPy arrays.
-
-    Backends: a depthwise convolution (``groups == C_in``) runs the direct
-    SIMD depthwise kernels (3x3 stride-1 float32 ones may use a Winograd
-    variant); other problems run the implicit GEMM on SIMD micro-kernels
-    (Winograd F(2x2, 3x3) for suitable 3x3 stride-1 layers), 1x1 and
-    backward-friendly cases OpenBLAS GEMM; channels-last inputs take NHWC
-    kernels where there are some.  Every backend gives PyTorch's results to
-    rounding; :func:`select_backend` tells which one runs.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import cconv
-    >>> x = np.ones((1, 1, 4, 4), dtype=np.float32)   # (N, C_in, H, W)
-    >>> w = np.ones((1, 1, 3, 3), dtype=np.float32)   # (C_out, C_in // groups, kH, kW)
-    >>> cconv.conv2d(x, w, padding=1)
-    array([[[[4., 6., 6., 4.],
-             [6., 9., 9., 6.],
-             [6., 9., 9., 6.],
-             [4., 6., 6., 4.]]]], dtype=float32)
-    >>> cconv.conv2d(x, w, padding=1, padding_mode="reflect")[0, 0, 0]
-    array([9., 9., 9., 9.], dtype=float32)
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.standard_normal((8, 64, 56, 56), dtype=np.float32)
-    >>> w = rng.standard_normal((128, 64, 3, 3), dtype=np.float32)
-    >>> cconv.conv2d(x, w, stride=2, padding=1).shape
-    (8, 128, 28, 28)
-    >>> wd = rng.standard_normal((64, 1, 3, 3), dtype=np.float32)   # depthwise
-    >>> cconv.conv2d(x, wd, groups=64, padding="same").shape
-    (8, 64, 56, 56)
-    """
     if padding_mode != "zeros":
         return _padding_mode.conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups,
                                   _padding_mode.check_mode("conv2d", padding_mode, False), out, backend,
@@ -382,108 +177,10 @@ def conv3d(input: ArrayLike, weight: ArrayLike, bias: ArrayLike | None = None,
          stride: IntOrTuple = 1, padding: Padding = 0, dilation: IntOrTuple = 1,
          groups: int = 1, *, out: NDArray[Any] | None = None, backend: BackendArg = None,
          padding_mode: PaddingMode = "zeros") -> NDArray[Any]: ...
+@_docs.per_dim("conv", 3)
 def conv3d(input: Any, weight: Any, bias: Any = None, stride: IntOrTuple = 1, padding: Padding = 0,
          dilation: IntOrTuple = 1, groups: int = 1, *, out: Any = None, backend: BackendArg = None,
          padding_mode: PaddingMode = "zeros") -> Any:
-    """3-D convolution (cross-correlation), as ``torch.nn.functional.conv3d``.
-
-    Parameters
-    ----------
-    input : ndarray, shape ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``
-        The input, batched or unbatched (channels-first, as PyTorch).
-    weight : ndarray, shape ``(C_out, C_in // groups, kD, kH, kW)``
-        The filters, of ``input``'s dtype.
-    bias : ndarray, shape ``(C_out,)``, optional
-        Added to each output channel, of ``input``'s dtype.
-    stride : int or tuple of 3 ints, default 1
-        Step of the kernel over each spatial dimension (>= 1).
-    padding : int, tuple of 3 ints, 'valid' or 'same', default 0
-        Implicit padding added on both sides of each spatial dimension (>= 0).
-        ``'valid'`` is no padding; ``'same'`` pads ``dilation * (k - 1)`` in
-        total per dimension, the odd one after (as PyTorch), so that the output
-        has the input's size; it needs ``stride=1``.
-    dilation : int or tuple of 3 ints, default 1
-        Spacing between kernel taps (>= 1).
-    groups : int, default 1
-        Split the channels into ``groups`` independent convolutions: ``C_in``
-        and ``C_out`` must both be multiples of it.  ``groups == C_in`` with
-        ``weight`` of shape ``(C_in * m, 1, ...)`` is a depthwise convolution.
-    out : ndarray, optional
-        Where to write the result: a C-contiguous, writable array of the
-        result's shape and dtype that does not overlap an input.  It is returned.
-    backend : Backend or str, optional
-        Run this backend (a :class:`Backend` member or its name, e.g.
-        ``"gemm"``) instead of the one :func:`select_backend` picks.  One that
-        cannot run the problem raises ``ValueError`` saying why.
-    padding_mode : {'zeros', 'reflect', 'replicate', 'circular'}, default 'zeros'
-        How the padding is filled, as ``torch.nn.Conv3d``'s ``padding_mode``
-        (an extension of the functional API): other than ``'zeros'``, the input
-        is padded by the mode (``torch.nn.functional.pad``: ``'reflect'`` needs
-        each pad smaller than its dimension, ``'circular'`` no larger) and then
-        convolved with no padding.  The gradients are
-        :func:`convolution_backward`'s with the same ``padding_mode``.
-
-    Returns
-    -------
-    ndarray, shape ``(N, C_out, D_out, H_out, W_out)`` or ``(C_out, D_out, H_out, W_out)``
-        Of ``input``'s dtype and array type (``out`` when given); unbatched
-        for an unbatched input.  Each output size is ``(size + pad_before +
-        pad_after - dilation * (k - 1) - 1) // stride + 1``.
-
-    Raises
-    ------
-    TypeError
-        An argument is not an array and cannot be made one; the arrays'
-        dtypes differ (the message says how to cast) or are not supported
-        (integer, bool, bfloat16 and object arrays are not); a parameter has
-        the wrong type (e.g. a float stride).
-    ValueError
-        The shapes do not fit: wrong number of dimensions, channels that do
-        not match ``weight`` and ``groups`` (the message hints at a
-        channels-last input or weight), a kernel larger than the padded input;
-        a non-positive stride, dilation or groups, a negative padding,
-        ``'same'`` with a stride; an ``out`` of the wrong shape, dtype or
-        layout; an unknown ``padding_mode``; a ``backend`` that cannot run the
-        call.
-
-    See Also
-    --------
-    conv_transpose3d : the transposed convolution (the gradient of this one
-        with respect to its input).
-    convolution_backward : the gradients of this convolution.
-    select_backend : which backend a call runs.
-
-    Notes
-    -----
-    Dtypes: float32 and float64 run natively; float16 is computed in float32
-    and rounded once; complex64/complex128 are three real convolutions (not
-    conjugated, as PyTorch).  ``input``, ``weight`` and ``bias`` must share
-    one dtype.  The arrays may have any strides (views, channels-last,
-    Fortran order, read-only, big-endian); array-likes are converted with
-    ``numpy.asarray`` and objects that offer only DLPack with
-    ``numpy.from_dlpack``.  CuPy arrays run on the GPU (with CuPy
-    installed) and give CuPy arrays.
-
-    Backends: a depthwise convolution (``groups == C_in``) runs the direct
-    SIMD depthwise kernels (3x3 stride-1 float32 ones may use a Winograd
-    variant); other problems run the implicit GEMM on SIMD micro-kernels
-    (Winograd F(2x2, 3x3) for suitable 3x3 stride-1 layers), 1x1 and
-    backward-friendly cases OpenBLAS GEMM; channels-last inputs take NHWC
-    kernels where there are some.  Every backend gives PyTorch's results to
-    rounding; :func:`select_backend` tells which one runs.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import cconv
-    >>> x = np.ones((2, 3, 4, 5, 6))             # (N, C_in, D, H, W), float64
-    >>> w = np.ones((8, 3, 3, 3, 3))             # (C_out, C_in, kD, kH, kW)
-    >>> y = cconv.conv3d(x, w, stride=(1, 2, 2), padding=1)
-    >>> y.shape, y.dtype
-    ((2, 8, 4, 3, 3), dtype('float64'))
-    >>> float(y[0, 0, 1, 1, 1])
-    81.0
-    """
     if padding_mode != "zeros":
         return _padding_mode.conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups,
                                   _padding_mode.check_mode("conv3d", padding_mode, False), out, backend,
@@ -500,99 +197,11 @@ def conv_transpose1d(input: ArrayLike, weight: ArrayLike, bias: ArrayLike | None
          stride: IntOrTuple = 1, padding: IntOrTuple = 0, output_padding: IntOrTuple = 0,
          groups: int = 1, dilation: IntOrTuple = 1, *, out: NDArray[Any] | None = None,
          backend: BackendArg = None, padding_mode: Literal["zeros"] = "zeros") -> NDArray[Any]: ...
+@_docs.per_dim("conv_transpose", 1)
 def conv_transpose1d(input: Any, weight: Any, bias: Any = None, stride: IntOrTuple = 1,
          padding: IntOrTuple = 0, output_padding: IntOrTuple = 0, groups: int = 1,
          dilation: IntOrTuple = 1, *, out: Any = None, backend: BackendArg = None,
          padding_mode: Literal["zeros"] = "zeros") -> Any:
-    """1-D transposed convolution, as ``torch.nn.functional.conv_transpose1d``.
-
-    The gradient of :func:`conv1d` with respect to its input, used as an
-    up-sampling layer (sometimes called a deconvolution).
-
-    Parameters
-    ----------
-    input : ndarray, shape ``(N, C_in, L)`` or ``(C_in, L)``
-        The input, batched or unbatched (channels-first, as PyTorch).
-    weight : ndarray, shape ``(C_in, C_out // groups, kL)``
-        The filters, of ``input``'s dtype (note: input channels first, as
-        PyTorch's transposed weights).
-    bias : ndarray, shape ``(C_out,)``, optional
-        Added to each output channel, of ``input``'s dtype.
-    stride : int or tuple of 1 ints, default 1
-        Up-sampling factor of each spatial dimension (>= 1).
-    padding : int or tuple of 1 ints, default 0
-        ``dilation * (k - 1) - padding`` zeros are implicitly added to each
-        side (>= 0; strings are not accepted, as in PyTorch).
-    output_padding : int or tuple of 1 ints, default 0
-        Extra size added on one side of each output dimension, to pick among
-        the output sizes a strided convolution maps to the same input size;
-        smaller than ``stride`` or ``dilation``.
-    groups : int, default 1
-        ``C_in`` and ``C_out`` must both be multiples of it.
-    dilation : int or tuple of 1 ints, default 1
-        Spacing between kernel taps (>= 1).
-    out : ndarray, optional
-        Where to write the result: a C-contiguous, writable array of the
-        result's shape and dtype that does not overlap an input.  It is returned.
-    backend : Backend or str, optional
-        Run this backend (a :class:`Backend` member or its name, e.g.
-        ``"gemm"``) instead of the one :func:`select_backend` picks.  One that
-        cannot run the problem raises ``ValueError`` saying why.
-    padding_mode : {'zeros'}, default 'zeros'
-        Only ``'zeros'``, as ``torch.nn.ConvTranspose1d`` (another mode is a
-        ``ValueError``).
-
-    Returns
-    -------
-    ndarray, shape ``(N, C_out, L_out)`` or ``(C_out, L_out)``
-        Of ``input``'s dtype and array type (``out`` when given).  Each output
-        size is ``(size - 1) * stride - 2 * padding + dilation * (k - 1) +
-        output_padding + 1``.
-
-    Raises
-    ------
-    TypeError
-        An argument is not an array and cannot be made one; the arrays'
-        dtypes differ (the message says how to cast) or are not supported
-        (integer, bool, bfloat16 and object arrays are not); a parameter has
-        the wrong type (e.g. a float stride).
-    ValueError
-        The shapes do not fit: wrong number of dimensions, channels that do
-        not match ``weight`` and ``groups`` (the message hints at a
-        channels-last input or weight), a kernel larger than the padded input;
-        a non-positive stride, dilation or groups, a negative padding,
-        ``'same'`` with a stride; an ``out`` of the wrong shape, dtype or
-        layout; an unknown ``padding_mode``; a ``backend`` that cannot run the
-        call.
-
-    See Also
-    --------
-    conv1d : the convolution this one is the input gradient of.
-    convolution_backward : the gradients (``transposed=True``).
-
-    Notes
-    -----
-    Dtypes: float32 and float64 run natively; float16 is computed in float32
-    and rounded once; complex64/complex128 are three real convolutions (not
-    conjugated, as PyTorch).  ``input``, ``weight`` and ``bias`` must share
-    one dtype.  The arrays may have any strides (views, channels-last,
-    Fortran order, read-only, big-endian); array-likes are converted with
-    ``numpy.asarray`` and objects that offer only DLPack with
-    ``numpy.from_dlpack``.  CuPy arrays run on the GPU (with CuPy
-    installed) and give CuPy arrays.
-
-    Backends: the GEMM backend's transposed form (OpenBLAS GEMM and col2im),
-    or the depthwise kernels for a depthwise problem.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import cconv
-    >>> x = np.array([[[1.0, 2.0, 3.0]]])           # (N, C_in, L)
-    >>> w = np.array([[[1.0, 1.0]]])                # (C_in, C_out // groups, kL)
-    >>> cconv.conv_transpose1d(x, w, stride=2)
-    array([[[1., 1., 2., 2., 3., 3.]]])
-    """
     if padding_mode != "zeros":
         _padding_mode.check_mode("conv_transpose1d", padding_mode, True)
     return _conv_entry("conv_transpose1d", 1, input, weight, bias, stride, padding, dilation, groups, True,
@@ -608,102 +217,11 @@ def conv_transpose2d(input: ArrayLike, weight: ArrayLike, bias: ArrayLike | None
          stride: IntOrTuple = 1, padding: IntOrTuple = 0, output_padding: IntOrTuple = 0,
          groups: int = 1, dilation: IntOrTuple = 1, *, out: NDArray[Any] | None = None,
          backend: BackendArg = None, padding_mode: Literal["zeros"] = "zeros") -> NDArray[Any]: ...
+@_docs.per_dim("conv_transpose", 2)
 def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: IntOrTuple = 1,
          padding: IntOrTuple = 0, output_padding: IntOrTuple = 0, groups: int = 1,
          dilation: IntOrTuple = 1, *, out: Any = None, backend: BackendArg = None,
          padding_mode: Literal["zeros"] = "zeros") -> Any:
-    """2-D transposed convolution, as ``torch.nn.functional.conv_transpose2d``.
-
-    The gradient of :func:`conv2d` with respect to its input, used as an
-    up-sampling layer (sometimes called a deconvolution).
-
-    Parameters
-    ----------
-    input : ndarray, shape ``(N, C_in, H, W)`` or ``(C_in, H, W)``
-        The input, batched or unbatched (channels-first, as PyTorch).
-    weight : ndarray, shape ``(C_in, C_out // groups, kH, kW)``
-        The filters, of ``input``'s dtype (note: input channels first, as
-        PyTorch's transposed weights).
-    bias : ndarray, shape ``(C_out,)``, optional
-        Added to each output channel, of ``input``'s dtype.
-    stride : int or tuple of 2 ints, default 1
-        Up-sampling factor of each spatial dimension (>= 1).
-    padding : int or tuple of 2 ints, default 0
-        ``dilation * (k - 1) - padding`` zeros are implicitly added to each
-        side (>= 0; strings are not accepted, as in PyTorch).
-    output_padding : int or tuple of 2 ints, default 0
-        Extra size added on one side of each output dimension, to pick among
-        the output sizes a strided convolution maps to the same input size;
-        smaller than ``stride`` or ``dilation``.
-    groups : int, default 1
-        ``C_in`` and ``C_out`` must both be multiples of it.
-    dilation : int or tuple of 2 ints, default 1
-        Spacing between kernel taps (>= 1).
-    out : ndarray, optional
-        Where to write the result: a C-contiguous, writable array of the
-        result's shape and dtype that does not overlap an input.  It is returned.
-    backend : Backend or str, optional
-        Run this backend (a :class:`Backend` member or its name, e.g.
-        ``"gemm"``) instead of the one :func:`select_backend` picks.  One that
-        cannot run the problem raises ``ValueError`` saying why.
-    padding_mode : {'zeros'}, default 'zeros'
-        Only ``'zeros'``, as ``torch.nn.ConvTranspose2d`` (another mode is a
-        ``ValueError``).
-
-    Returns
-    -------
-    ndarray, shape ``(N, C_out, H_out, W_out)`` or ``(C_out, H_out, W_out)``
-        Of ``input``'s dtype and array type (``out`` when given).  Each output
-        size is ``(size - 1) * stride - 2 * padding + dilation * (k - 1) +
-        output_padding + 1``.
-
-    Raises
-    ------
-    TypeError
-        An argument is not an array and cannot be made one; the arrays'
-        dtypes differ (the message says how to cast) or are not supported
-        (integer, bool, bfloat16 and object arrays are not); a parameter has
-        the wrong type (e.g. a float stride).
-    ValueError
-        The shapes do not fit: wrong number of dimensions, channels that do
-        not match ``weight`` and ``groups`` (the message hints at a
-        channels-last input or weight), a kernel larger than the padded input;
-        a non-positive stride, dilation or groups, a negative padding,
-        ``'same'`` with a stride; an ``out`` of the wrong shape, dtype or
-        layout; an unknown ``padding_mode``; a ``backend`` that cannot run the
-        call.
-
-    See Also
-    --------
-    conv2d : the convolution this one is the input gradient of.
-    convolution_backward : the gradients (``transposed=True``).
-
-    Notes
-    -----
-    Dtypes: float32 and float64 run natively; float16 is computed in float32
-    and rounded once; complex64/complex128 are three real convolutions (not
-    conjugated, as PyTorch).  ``input``, ``weight`` and ``bias`` must share
-    one dtype.  The arrays may have any strides (views, channels-last,
-    Fortran order, read-only, big-endian); array-likes are converted with
-    ``numpy.asarray`` and objects that offer only DLPack with
-    ``numpy.from_dlpack``.  CuPy arrays run on the GPU (with CuPy
-    installed) and give CuPy arrays.
-
-    Backends: the GEMM backend's transposed form (OpenBLAS GEMM and col2im),
-    or the depthwise kernels for a depthwise problem.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import cconv
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.standard_normal((4, 256, 8, 8), dtype=np.float32)
-    >>> w = rng.standard_normal((256, 128, 4, 4), dtype=np.float32)   # (C_in, C_out, kH, kW)
-    >>> cconv.conv_transpose2d(x, w, stride=2, padding=1).shape       # a DCGAN up-sampling
-    (4, 128, 16, 16)
-    >>> cconv.conv_transpose2d(x, w, stride=2, output_padding=1).shape
-    (4, 128, 19, 19)
-    """
     if padding_mode != "zeros":
         _padding_mode.check_mode("conv_transpose2d", padding_mode, True)
     return _conv_entry("conv_transpose2d", 2, input, weight, bias, stride, padding, dilation, groups, True,
@@ -719,102 +237,11 @@ def conv_transpose3d(input: ArrayLike, weight: ArrayLike, bias: ArrayLike | None
          stride: IntOrTuple = 1, padding: IntOrTuple = 0, output_padding: IntOrTuple = 0,
          groups: int = 1, dilation: IntOrTuple = 1, *, out: NDArray[Any] | None = None,
          backend: BackendArg = None, padding_mode: Literal["zeros"] = "zeros") -> NDArray[Any]: ...
+@_docs.per_dim("conv_transpose", 3)
 def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: IntOrTuple = 1,
          padding: IntOrTuple = 0, output_padding: IntOrTuple = 0, groups: int = 1,
          dilation: IntOrTuple = 1, *, out: Any = None, backend: BackendArg = None,
          padding_mode: Literal["zeros"] = "zeros") -> Any:
-    """3-D transposed convolution, as ``torch.nn.functional.conv_transpose3d``.
-
-    The gradient of :func:`conv3d` with respect to its input, used as an
-    up-sampling layer (sometimes called a deconvolution).
-
-    Parameters
-    ----------
-    input : ndarray, shape ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``
-        The input, batched or unbatched (channels-first, as PyTorch).
-    weight : ndarray, shape ``(C_in, C_out // groups, kD, kH, kW)``
-        The filters, of ``input``'s dtype (note: input channels first, as
-        PyTorch's transposed weights).
-    bias : ndarray, shape ``(C_out,)``, optional
-        Added to each output channel, of ``input``'s dtype.
-    stride : int or tuple of 3 ints, default 1
-        Up-sampling factor of each spatial dimension (>= 1).
-    padding : int or tuple of 3 ints, default 0
-        ``dilation * (k - 1) - padding`` zeros are implicitly added to each
-        side (>= 0; strings are not accepted, as in PyTorch).
-    output_padding : int or tuple of 3 ints, default 0
-        Extra size added on one side of each output dimension, to pick among
-        the output sizes a strided convolution maps to the same input size;
-        smaller than ``stride`` or ``dilation``.
-    groups : int, default 1
-        ``C_in`` and ``C_out`` must both be multiples of it.
-    dilation : int or tuple of 3 ints, default 1
-        Spacing between kernel taps (>= 1).
-    out : ndarray, optional
-        Where to write the result: a C-contiguous, writable array of the
-        result's shape and dtype that does not overlap an input.  It is returned.
-    backend : Backend or str, optional
-        Run this backend (a :class:`Backend` member or its name, e.g.
-        ``"gemm"``) instead of the one :func:`select_backend` picks.  One that
-        cannot run the problem raises ``ValueError`` saying why.
-    padding_mode : {'zeros'}, default 'zeros'
-        Only ``'zeros'``, as ``torch.nn.ConvTranspose3d`` (another mode is a
-        ``ValueError``).
-
-    Returns
-    -------
-    ndarray, shape ``(N, C_out, D_out, H_out, W_out)`` or ``(C_out, D_out, H_out, W_out)``
-        Of ``input``'s dtype and array type (``out`` when given).  Each output
-        size is ``(size - 1) * stride - 2 * padding + dilation * (k - 1) +
-        output_padding + 1``.
-
-    Raises
-    ------
-    TypeError
-        An argument is not an array and cannot be made one; the arrays'
-        dtypes differ (the message says how to cast) or are not supported
-        (integer, bool, bfloat16 and object arrays are not); a parameter has
-        the wrong type (e.g. a float stride).
-    ValueError
-        The shapes do not fit: wrong number of dimensions, channels that do
-        not match ``weight`` and ``groups`` (the message hints at a
-        channels-last input or weight), a kernel larger than the padded input;
-        a non-positive stride, dilation or groups, a negative padding,
-        ``'same'`` with a stride; an ``out`` of the wrong shape, dtype or
-        layout; an unknown ``padding_mode``; a ``backend`` that cannot run the
-        call.
-
-    See Also
-    --------
-    conv3d : the convolution this one is the input gradient of.
-    convolution_backward : the gradients (``transposed=True``).
-
-    Notes
-    -----
-    Dtypes: float32 and float64 run natively; float16 is computed in float32
-    and rounded once; complex64/complex128 are three real convolutions (not
-    conjugated, as PyTorch).  ``input``, ``weight`` and ``bias`` must share
-    one dtype.  The arrays may have any strides (views, channels-last,
-    Fortran order, read-only, big-endian); array-likes are converted with
-    ``numpy.asarray`` and objects that offer only DLPack with
-    ``numpy.from_dlpack``.  CuPy arrays run on the GPU (with CuPy
-    installed) and give CuPy arrays.
-
-    Backends: the GEMM backend's transposed form (OpenBLAS GEMM and col2im),
-    or the depthwise kernels for a depthwise problem.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import cconv
-    >>> x = np.ones((1, 4, 2, 3, 3), dtype=np.float32)
-    >>> w = np.ones((4, 2, 2, 2, 2), dtype=np.float32)   # (C_in, C_out // groups, kD, kH, kW)
-    >>> y = cconv.conv_transpose3d(x, w, stride=2)
-    >>> y.shape
-    (1, 2, 4, 6, 6)
-    >>> float(y.sum()) == 4 * 2 * 3 * 3 * 2 * 8
-    True
-    """
     if padding_mode != "zeros":
         _padding_mode.check_mode("conv_transpose3d", padding_mode, True)
     return _conv_entry("conv_transpose3d", 3, input, weight, bias, stride, padding, dilation, groups, True,
