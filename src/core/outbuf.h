@@ -18,7 +18,11 @@
  * keep what a program holds beyond its live arrays to 128 MiB: larger
  * results are not kept (their faults cost little beside their compute: a
  * 64 MiB result's 16384 faults, ~16 ms, against the seconds of a
- * convolution that makes it), and a 1x64x1024x1024 result is never held.  This is the one piece of
+ * convolution that makes it), and a 1x64x1024x1024 result is never held.
+ * Fresh blocks of 4 MiB and more are offered to transparent huge pages
+ * (outbuf.c): a 1x8x4000x4000 float32 result (512 MiB) took 217,672 page
+ * faults and 463 ms to compute into with 4 KiB pages, 159 ms into a
+ * touched buffer (AMD EPYC, 2 threads).  This is the one piece of
  * mutable state of the C core besides the dispatch tables; a mutex guards
  * it, and cc_outbuf_release gives it all back (cconv.empty_cache()).
  * Python's NumPy memory handler for cconv's results sits on top (the
