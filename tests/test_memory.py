@@ -1,4 +1,4 @@
-"""Peak memory of a large convolution (issue 4): a 1x64x1024x1024 float32
+"""Peak memory of a large convolution: a 1x64x1024x1024 float32
 3x3 padding-1 convolution, 64 -> 64 channels, may add at most 64 MiB of peak
 RSS beyond its 256 MiB output, whatever the thread count and whether the
 input is channels first or channels last.
