@@ -185,11 +185,11 @@ def write_kind_table(path, entries, measured, threads, margin):
         if old.get("kind") != kind:
             sys.exit(f"{path} is the table of {old.get('kind')!r}, this CPU is {kind!r}")
         for e in old.get("entries", []):
-            keep[(json.dumps(e["problem"], sort_keys=True), e["threads"])] = e
+            keep[_tuning.entry_key(e)] = e
     for k in [k for k in keep if k[1] == threads and k[0] in measured]:
         del keep[k]
     for e in entries:
-        keep[(json.dumps(e["problem"], sort_keys=True), e["threads"])] = e
+        keep[_tuning.entry_key(e)] = e
     doc = _kind.document(kind, sorted(keep.values(), key=lambda e: (e["threads"], e.get("layer", ""),
                                                                    e["problem"]["op"])),
                          margin, datetime.date.today().isoformat())

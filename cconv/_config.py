@@ -222,7 +222,7 @@ def show_config(file: Any = None) -> None:
         f"  threads     : {get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})",
         f"  workspace   : capped at {_kernels.WORKSPACE_CAP // (1024 * 1024)} MiB per call",
         f"  CPU kind    : {_kind.cpu_kind()} ({len(_dispatch._kind_defaults)} measured winners loaded)",
-        f"  tuning file : {'off' if os.environ.get('CCONV_TUNE_FILE') == '' else _tuning.default_path()}"
+        f"  tuning file : {_tuning.default_path() if _tuning.enabled() else 'off'}"
         f" ({len(_dispatch._tuning)} winners loaded)",
         f"  CUDA path   : {cuda}",
     ]

@@ -314,7 +314,7 @@ def select(q: Problem, backend: Any = None) -> tuple:
     (ValueError naming the reason where it cannot run ``q``)."""
     if _recorder[0] is not None:
         _recorder[0][q._replace(finite_weight=True, finite_data=True)] = None
-    if backend is None and (_tuned or _tuning or _kind_defaults):
+    if backend is None and (_tuned or _tuning):
         b = _winner(q)[0]
         if b is not None:
             return b, backend_module(b)
@@ -325,7 +325,7 @@ def select(q: Problem, backend: Any = None) -> tuple:
         key, hit = None, None
     if hit is not None:
         return hit
-    hit = _default(q) if backend is None else _forced(q, backend)
+    hit = _preferred(q) if backend is None else _forced(q, backend)
     if key is not None:
         if len(_choice) >= _CHOICE_MAX:
             _choice.clear()
@@ -335,19 +335,31 @@ def select(q: Problem, backend: Any = None) -> tuple:
 
 def _winner(q: Problem) -> tuple:
     """(Backend or None, source) of a measured winner for ``q`` at the
-    current thread count: benchmark mode's, else the tuning file's, else
-    this CPU kind's shipped table's (where the method can run ``q``)."""
+    current thread count: benchmark mode's, else the tuning file's (where
+    the method can run ``q``)."""
     b = tuned(q)
     if b is not None:
         return b, "benchmark"
-    nt = get_num_threads()
-    b = _tuning.get((q, nt)) if _tuning else None
+    b = _tuning.get((q, get_num_threads())) if _tuning else None
     if b is not None and why_not(b, q) is None and _exact(backend_module(b), q):
         return b, "tuning"
-    b = _kind_defaults.get((q, nt)) if _kind_defaults else None
-    if b is not None and why_not(b, q) is None and _exact(backend_module(b), q):
-        return b, "cpu-kind"
     return None, None
+
+
+def _kind_pick(q: Problem):
+    """This CPU kind's measured winner for ``q`` at the current thread
+    count (cconv/_kind.py), where it can run ``q``; else None."""
+    b = _kind_defaults.get((q, get_num_threads())) if _kind_defaults else None
+    if b is not None and why_not(b, q) is None and _exact(backend_module(b), q):
+        return b
+    return None
+
+
+def _preferred(q: Problem) -> tuple:
+    """The choice when nothing is forced or measured in this process: this
+    CPU kind's winner, else the rules' (cached with them in ``_choice``)."""
+    b = _kind_pick(q)
+    return (b, backend_module(b)) if b is not None else _default(q)
 
 
 def select_why(q: Problem, backend: Any = None) -> tuple:
@@ -356,12 +368,14 @@ def select_why(q: Problem, backend: Any = None) -> tuple:
     'tuning' (a winner from the tuning file or ``cconv.tune``),
     'cpu-kind' (this CPU kind's shipped table, cconv/_kind.py) or
     'default' (the ordered list)."""
-    if backend is None and (_tuned or _tuning or _kind_defaults):
+    if backend is None and (_tuned or _tuning):
         b, source = _winner(q)
         if b is not None:
             return b, backend_module(b), source
     b, mod = select(q, backend)
-    return b, mod, "default" if backend is None else "forced"
+    if backend is not None:
+        return b, mod, "forced"
+    return b, mod, "cpu-kind" if _kind_pick(q) is not None else "default"
 
 
 # Measured winners (benchmark mode, cconv/_autotune.py): (q, threads) ->
@@ -391,6 +405,7 @@ def set_kind_defaults(table: dict) -> None:
     """Replace this CPU kind's table of winners ((q, threads) -> Backend)."""
     global _kind_defaults
     _kind_defaults = dict(table)
+    _choice.clear()  # (the cached default choices read it)
     _changed()
 
 

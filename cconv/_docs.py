@@ -100,7 +100,18 @@ _GRAD_RAISES = """
     --------
     convolution_backward : all three gradients in one call."""
 
-_PARTS = {"forward_raises": _FORWARD_RAISES, "forward_notes": _FORWARD_NOTES, "grad_parameters": _GRAD_PARAMETERS, "grad_raises": _GRAD_RAISES}
+# conv{n}d and conv_transpose{n}d: the out and backend parameters
+_OUT_BACKEND = """    out : ndarray, optional
+        Where to write the result: a C-contiguous, writable array of the
+        result's shape and dtype that does not overlap an input.  It is returned.
+    backend : Backend or str, optional
+        Run this backend (a :class:`Backend` member or its name, e.g.
+        ``"gemm"``) instead of the one :func:`select_backend` picks.  One that
+        cannot run the problem raises ``ValueError`` saying why."""
+
+_PARTS = {"out_backend": _OUT_BACKEND, "forward_raises": _FORWARD_RAISES,
+          "forward_notes": _FORWARD_NOTES, "grad_parameters": _GRAD_PARAMETERS,
+          "grad_raises": _GRAD_RAISES}
 
 _CONV = """${n}-D convolution (cross-correlation), as ``torch.nn.functional.conv${n}d``.
 
@@ -125,13 +136,7 @@ _CONV = """${n}-D convolution (cross-correlation), as ``torch.nn.functional.conv
         Split the channels into ``groups`` independent convolutions: ``C_in``
         and ``C_out`` must both be multiples of it.  ``groups == C_in`` with
         ``weight`` of shape ``(C_in * m, 1, ...)`` is a depthwise convolution.
-    out : ndarray, optional
-        Where to write the result: a C-contiguous, writable array of the
-        result's shape and dtype that does not overlap an input.  It is returned.
-    backend : Backend or str, optional
-        Run this backend (a :class:`Backend` member or its name, e.g.
-        ``"gemm"``) instead of the one :func:`select_backend` picks.  One that
-        cannot run the problem raises ``ValueError`` saying why.
+$out_backend
     padding_mode : {'zeros', 'reflect', 'replicate', 'circular'}, default 'zeros'
         How the padding is filled, as ``torch.nn.Conv${n}d``'s ``padding_mode``
         (an extension of the functional API): other than ``'zeros'``, the input
@@ -188,13 +193,7 @@ _CONV_TRANSPOSE = """${n}-D transposed convolution, as ``torch.nn.functional.con
         ``C_in`` and ``C_out`` must both be multiples of it.
     dilation : int or tuple of $n ints, default 1
         Spacing between kernel taps (>= 1).
-    out : ndarray, optional
-        Where to write the result: a C-contiguous, writable array of the
-        result's shape and dtype that does not overlap an input.  It is returned.
-    backend : Backend or str, optional
-        Run this backend (a :class:`Backend` member or its name, e.g.
-        ``"gemm"``) instead of the one :func:`select_backend` picks.  One that
-        cannot run the problem raises ``ValueError`` saying why.
+$out_backend
     padding_mode : {'zeros'}, default 'zeros'
         Only ``'zeros'``, as ``torch.nn.ConvTranspose${n}d`` (another mode is a
         ``ValueError``).

@@ -28,7 +28,7 @@ import json
 import os
 import platform
 import warnings
-from typing import Any, Iterable
+from typing import Any
 
 from . import _dispatch
 
@@ -47,15 +47,9 @@ _VENDORS = {"AuthenticAMD": "amd", "GenuineIntel": "intel", "HygonGenuine": "hyg
 def vendor() -> str:
     """The CPU's vendor, lower case ('amd', 'intel', 'arm', ...; 'other'
     where /proc/cpuinfo does not say)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith(("vendor_id", "CPU implementer")):
-                    v = line.split(":", 1)[1].strip()
-                    return _VENDORS.get(v, "other")
-    except OSError:
-        pass
-    return "other"
+    from ._tuning import cpuinfo_value
+
+    return _VENDORS.get(cpuinfo_value(("vendor_id", "CPU implementer")) or "", "other")
 
 
 def cpu_kind() -> str:
@@ -94,7 +88,7 @@ def read_table(path: str, kind: str) -> dict:
 
 def read_table_doc(doc: Any, kind: str | None = None, where: str = "the table") -> dict:
     """``read_table`` of a parsed document (``kind`` None: this CPU's)."""
-    from ._tuning import problem_from_key
+    from ._tuning import parse_entries
 
     kind = kind or cpu_kind()
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != VERSION:
@@ -107,20 +101,9 @@ def read_table_doc(doc: Any, kind: str | None = None, where: str = "the table") 
     if not isinstance(entries, list):
         _warn(where, "it has no list of entries")
         return {}
-    table, bad = {}, 0
-    for e in entries:
-        try:
-            q = problem_from_key(e["problem"])
-            nt = e["threads"]
-            if type(nt) is not int or nt < 1:
-                raise ValueError("threads")
-            b = _dispatch.as_backend(e["method"])
-        except (KeyError, TypeError, ValueError, AttributeError):
-            bad += 1
-            continue
-        table[(q, nt)] = b
-    if bad:
-        warnings.warn(f"cconv: the CPU-kind defaults {where}: {bad} of {len(entries)} entries "
+    table, bad, stale = parse_entries(entries)
+    if bad or stale:
+        warnings.warn(f"cconv: the CPU-kind defaults {where}: {bad + stale} of {len(entries)} entries "
                       f"left out (malformed or unknown methods)", RuntimeWarning, stacklevel=2)
     return table
 

@@ -54,15 +54,21 @@ def default_path() -> str:
     return os.path.join(base, "cconv", "tuning.json")
 
 
-def _cpu_model() -> str:
+def cpuinfo_value(keys: tuple) -> str | None:
+    """The first /proc/cpuinfo value whose line starts with one of ``keys``
+    (None where there is none or the file cannot be read)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
-                if line.startswith(("model name", "Model", "CPU part")):
+                if line.startswith(keys):
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or "unknown"
+    return None
+
+
+def _cpu_model() -> str:
+    return cpuinfo_value(("model name", "Model", "CPU part")) or platform.processor() or "unknown"
 
 
 def machine() -> dict:
@@ -143,6 +149,18 @@ def read(path: str, *, quiet_missing: bool = True) -> dict:
     if not isinstance(entries, list):
         _warn(path, "it has no list of entries")
         return {}
+    table, bad, stale = parse_entries(entries)
+    if bad or stale:
+        warnings.warn(f"cconv: the tuning file {path}: {bad} malformed and {stale} stale entries "
+                      f"ignored (of {len(entries)})", RuntimeWarning, stacklevel=2)
+    return table
+
+
+def parse_entries(entries: list) -> tuple:
+    """(table, malformed, stale) of a file's entries: the table maps
+    (Problem, threads) -> Backend; an entry that does not parse is
+    malformed, one naming a method this cconv does not have stale (both
+    left out).  The tuning file and the CPU-kind tables share the form."""
     table, bad, stale = {}, 0, 0
     for e in entries:
         try:
@@ -162,16 +180,25 @@ def read(path: str, *, quiet_missing: bool = True) -> dict:
             stale += 1  # a method this cconv does not have
             continue
         table[(q, nt)] = b
-    if bad or stale:
-        warnings.warn(f"cconv: the tuning file {path}: {bad} malformed and {stale} stale entries "
-                      f"ignored (of {len(entries)})", RuntimeWarning, stacklevel=2)
-    return table
+    return table, bad, stale
+
+
+def entry_key(e: dict) -> tuple:
+    """What identifies a file entry: its problem and thread count (a newer
+    entry of the same key replaces an older one)."""
+    return json.dumps(e["problem"], sort_keys=True), e["threads"]
+
+
+def enabled() -> bool:
+    """Whether the tuning file is read at import (``CCONV_TUNE_FILE`` set to
+    an empty string turns it off)."""
+    return os.environ.get("CCONV_TUNE_FILE", None) != ""
 
 
 def load_at_import() -> None:
     """Load the tuning file when cconv is imported (quietly when there is
-    none; ``CCONV_TUNE_FILE`` set to an empty string loads nothing)."""
-    if os.environ.get("CCONV_TUNE_FILE", None) == "":
+    none; nothing when it is turned off)."""
+    if not enabled():
         return
     table = read(default_path())
     if table:
@@ -402,9 +429,9 @@ def tune(layers: Iterable[Any] | None = None, *, ops: Iterable[str] = ("forward"
         keep = {}
         for e in _existing_entries(path):
             with contextlib.suppress(Exception):
-                keep[(json.dumps(e["problem"], sort_keys=True), e["threads"])] = e
+                keep[entry_key(e)] = e
         for r in results:
-            keep[(json.dumps(r["problem"], sort_keys=True), r["threads"])] = {
+            keep[entry_key(r)] = {
                 "problem": r["problem"], "threads": r["threads"], "method": r["method"], "ms": r["ms"]}
         _write(path, list(keep.values()))
     return results
