@@ -132,24 +132,28 @@ def _backend_name(cconv, layer, x, w, b):
     return getattr(be, "name", str(be)).lower()
 
 
+def _own_layers(args) -> list:
+    """The layers given by --layer and --layers-file (OSError, ValueError or
+    TypeError for one that cannot be read)."""
+    own = [parse_spec(spec) for spec in args.layer or []]
+    if args.layers_file:
+        with open(args.layers_file) as f:
+            doc = json.load(f)
+        items = doc.get("layers", doc) if isinstance(doc, dict) else doc
+        if isinstance(items, dict):
+            items = [items]
+        if not isinstance(items, list):
+            raise ValueError("the file must hold a layer object, a list of them, or "
+                             "{\"layers\": [...]}")
+        own += [from_dict(d, f"layer{i + 1}") for i, d in enumerate(items)]
+    return own
+
+
 def _load_layers(args, err) -> list | None:
     """The layers to run: --layer / --layers-file, else the built-in ones
     (filtered by --layers).  None after printing the reason on ``err``."""
-    own = []
     try:
-        for i, spec in enumerate(args.layer or []):
-            own.append(parse_spec(spec))
-        if args.layers_file:
-            with open(args.layers_file) as f:
-                doc = json.load(f)
-            items = doc.get("layers", doc) if isinstance(doc, dict) else doc
-            if isinstance(items, dict):
-                items = [items]
-            if not isinstance(items, list):
-                raise ValueError("the file must hold a layer object, a list of them, or "
-                                 "{\"layers\": [...]}")
-            for i, d in enumerate(items):
-                own.append(from_dict(d, f"layer{i + 1}"))
+        own = _own_layers(args)
     except (OSError, ValueError, TypeError) as e:
         print(f"cconv bench: {e}", file=err)
         return None
@@ -397,20 +401,8 @@ def cmd_tune(args) -> int:
 
     err = sys.stderr
     ops = [o.strip() for o in args.ops.split(",") if o.strip()]
-    layers: list = []
     try:
-        for spec in args.layer or []:
-            layers.append(parse_spec(spec))
-        if args.layers_file:
-            with open(args.layers_file) as f:
-                doc = json.load(f)
-            items = doc.get("layers", doc) if isinstance(doc, dict) else doc
-            if isinstance(items, dict):
-                items = [items]
-            if not isinstance(items, list):
-                raise ValueError("the file must hold a layer object, a list of them, or "
-                                 "{\"layers\": [...]}")
-            layers += [from_dict(d, f"layer{i + 1}") for i, d in enumerate(items)]
+        layers: list = _own_layers(args)
         for path in args.recorded or []:
             layers += _tuning.read_recorded(path)
     except (OSError, ValueError, TypeError) as e:
