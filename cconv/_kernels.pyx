@@ -310,6 +310,23 @@ def blas_corename():
     return (<bytes>cc_blas_corename()).decode("ascii", "replace")
 
 
+cdef extern from "core/cpu.h" nogil:
+    const char *cc_cpu_vendor()
+    int cc_cpu_prefetch_rows()
+
+
+def cpu_vendor():
+    """'amd', 'intel' or 'other', as the C core sees the CPU."""
+    return (<bytes>cc_cpu_vendor()).decode("ascii", "replace")
+
+
+def prefetch_rows():
+    """Whether the implicit GEMM's 16-lane float32 kernels prefetch the next
+    item's rows (src/core/cpu.h: CCONV_PREFETCH_ROWS, else every vendor but
+    Intel)."""
+    return bool(cc_cpu_prefetch_rows())
+
+
 def openmp_max_threads():
     return cc_openmp_max_threads()
 

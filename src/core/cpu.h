@@ -1,0 +1,29 @@
+/*
+ * Choices of the kernels that follow the CPU's vendor rather than its
+ * instruction set, made once (at first use) like the instruction set
+ * (isa.h): read-only afterwards.
+ */
+#ifndef CC_CORE_CPU_H
+#define CC_CORE_CPU_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#pragma GCC visibility push(default)
+
+/* "amd", "intel" or "other" (not x86-64, or another vendor). */
+const char *cc_cpu_vendor(void);
+
+/* 1 when the implicit GEMM's 16-lane float32 kernels prefetch the next work
+ * item's short input and output row streams (igemm/ig_conv.inc), else 0.
+ * CCONV_PREFETCH_ROWS=0 or 1 in the environment decides; otherwise on
+ * every CPU but Intel's: measured on AMD EPYC (family 26, AVX-512) 1.1-1.6x
+ * faster on ResNeXt and MobileNet-stem layers at one thread, on an Intel
+ * Xeon (Sapphire Rapids) 1.1x slower (its fill buffers ran full). */
+int cc_cpu_prefetch_rows(void);
+
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
+#endif

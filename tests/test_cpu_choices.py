@@ -1,0 +1,79 @@
+"""Kernel choices that follow the CPU's vendor (src/core/cpu.h): the
+implicit GEMM's row prefetch.  Timing-only choices: both settings must give
+the same bits, the environment variable must decide when set, and the
+default must follow the vendor rule."""
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from cconv import _kernels
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+# grouped layers with few channels per group (the direct mode, where the
+# prefetch runs) at 1 and 2 threads; the result's bytes are hashed
+PROBE = """
+import hashlib, numpy as np, cconv
+from cconv import _kernels
+rng = np.random.default_rng(5)
+h = hashlib.sha256()
+for (n, c, hw, g, s) in [(3, 64, 14, 4, 1), (2, 32, 23, 8, 2), (1, 48, 9, 16, 1)]:
+    x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
+    w = rng.standard_normal((c, c // g, 3, 3)).astype(np.float32)
+    for t in (1, 2):
+        cconv.set_num_threads(t)
+        y = cconv.conv2d(x, w, stride=s, padding=1, groups=g, backend="implicit_gemm")
+        h.update(y.tobytes())
+print(_kernels.prefetch_rows(), _kernels.cpu_vendor(), h.hexdigest())
+"""
+
+
+def run_probe(**env):
+    e = {k: v for k, v in os.environ.items() if k != "CCONV_PREFETCH_ROWS"}
+    e.update(env)
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(PROBE)], capture_output=True,
+                       text=True, env=e, cwd=HERE, timeout=300)
+    assert r.returncode == 0, r.stderr
+    on, vendor, digest = r.stdout.split()
+    return on == "True", vendor, digest
+
+
+def test_vendor_is_one_of_three():
+    assert _kernels.cpu_vendor() in ("amd", "intel", "other")
+
+
+def test_environment_decides_and_results_do_not_change():
+    on1, vendor, d1 = run_probe(CCONV_PREFETCH_ROWS="1")
+    on0, _, d0 = run_probe(CCONV_PREFETCH_ROWS="0")
+    assert on1 is True and on0 is False
+    assert d1 == d0  # the same bits either way
+
+
+@pytest.mark.parametrize("value", ["", "2", "yes", "on"])
+def test_other_values_leave_the_vendor_rule(value):
+    on, vendor, _ = run_probe(CCONV_PREFETCH_ROWS=value)
+    assert on == (vendor != "intel")
+
+
+def test_default_follows_the_vendor():
+    on, vendor, _ = run_probe()
+    assert on == (vendor != "intel")
+
+
+def test_results_match_the_reference_with_the_prefetch():
+    from reference import ref_conv
+    import cconv
+    rng = np.random.default_rng(11)
+    for (n, c, hw, g) in [(2, 64, 14, 4), (1, 32, 28, 32), (3, 16, 7, 2)]:
+        x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
+        w = rng.standard_normal((c, c // g, 3, 3)).astype(np.float32)
+        y = cconv.conv2d(x, w, padding=1, groups=g, backend="implicit_gemm")
+        ref = ref_conv(x.astype(np.float64), w.astype(np.float64), None, 1, 1, dilation=1, groups=g)
+        np.testing.assert_allclose(y, ref, rtol=2e-5, atol=2e-5 * np.abs(ref).max())
