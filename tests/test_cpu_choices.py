@@ -17,8 +17,9 @@ from cconv import _kernels
 
 HERE = pathlib.Path(__file__).resolve().parent
 
-# grouped layers with few channels per group (the direct mode, where the
-# prefetch runs) at 1 and 2 threads; the result's bytes are hashed
+# grouped layers with few channels per group (the direct mode and the grouped
+# weight gradient, where the prefetch runs) at 1 and 2 threads; the results'
+# bytes are hashed
 PROBE = """
 import hashlib, numpy as np, cconv
 from cconv import _kernels
@@ -31,6 +32,9 @@ for (n, c, hw, g, s) in [(3, 64, 14, 4, 1), (2, 32, 23, 8, 2), (1, 48, 9, 16, 1)
         cconv.set_num_threads(t)
         y = cconv.conv2d(x, w, stride=s, padding=1, groups=g, backend="implicit_gemm")
         h.update(y.tobytes())
+        gw = cconv.convolution_backward(y, x, w, None, s, 1, 1, False, 0, g,
+                                        (False, True, False), backend="implicit_gemm")[1]
+        h.update(gw.tobytes())
 print(_kernels.prefetch_rows(), _kernels.cpu_vendor(), h.hexdigest())
 """
 
