@@ -27,6 +27,7 @@ cdef extern from "cconv.h" nogil:
     int cc_conv_fwd_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize)
     int cc_conv_adj_applies(int m, const cc_geom *g)
     int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
+    int cc_conv_wgrad_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize)
     int64_t cc_conv_fwd_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize)
     int64_t cc_conv_adj_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize)
     int64_t cc_conv_wgrad_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize)
@@ -118,6 +119,17 @@ def fwd_wanted(str method, tuple geom, int nthreads, int elsize):
     if not _geom_or_false(&g, geom):
         return False
     return bool(cc_conv_fwd_wanted(m, &g, nthreads, elsize))
+
+
+def wgrad_wanted(str method, tuple geom, int nthreads, int elsize):
+    """True when ``method`` applies to the weight gradient of ``geom`` and
+    the default choice prefers it (the caller tries gemm_1x1,
+    implicit_gemm, shift, im2col in that order)."""
+    cdef cc_geom g
+    cdef int m = _method(method)
+    if not _geom_or_false(&g, geom):
+        return False
+    return bool(cc_conv_wgrad_wanted(m, &g, nthreads, elsize))
 
 
 def workspace_bytes(str kind, str method, tuple geom, int nthreads, int elsize):
@@ -249,8 +261,10 @@ def conv_adj(str method, tuple geom, y, w, b, x, ws, int nthreads):
 
 
 def conv_wgrad(str method, tuple geom, x, gy, gw, ws, int nthreads):
-    """gw = d<gy, conv(x, w)>/dw by ``method`` ('im2col', 'gemm_1x1' or
-    'implicit_gemm')."""
+    """gw = d<gy, conv(x, w)>/dw by ``method`` ('im2col', 'gemm_1x1',
+    'shift' or 'implicit_gemm').  Returns True when the method is 'shift'
+    and x holds a NaN or an infinity (gw then unwritten: run another
+    method), else False."""
     cdef cc_geom g
     cdef int m = _method(method)
     cdef int rc
@@ -275,9 +289,12 @@ def conv_wgrad(str method, tuple geom, x, gy, gw, ws, int nthreads):
                 rc = cc_conv_wgrad_f64(&g, m, <const double *>px, <const double *>pgy, <double *>pgw,
                                        pws, nws, nthreads)
         tok = watch_end(tok)
+    if rc == CC_NONFINITE:
+        return True
     _check(rc)
     if _trace.events is not None:
         _trace.events.append(("wgrad", METHODS[m]))
+    return False
 
 
 def bias_grad(int64_t batch, int64_t channels, int64_t spatial, gy, gb, int nthreads):

@@ -41,5 +41,5 @@ def fwd_method(p, nthreads: int, elsize: int) -> str:
 
 
 def wgrad_method(p, nthreads: int, elsize: int) -> str:
-    """'igemm', 'gemm' (1x1 in place) or 'im2col' for the weight gradient."""
+    """'igemm', 'shift', 'gemm' (1x1 in place) or 'im2col' for the weight gradient."""
     return _pick(p, "grad_weight", nthreads, elsize)

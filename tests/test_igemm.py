@@ -504,21 +504,30 @@ def test_wgrad_method():
     def m(xs, ws, groups):
         return wgrad_method(make_params(xs, ws, None, 1, 1, 1, False, 0, groups, "t"), 2, 4)
     lanes = LANES[_kernels.isa()][np.float32]
-    # (rows of 17 outputs and more: at least one vector on every instruction set)
-    assert m((8, 512, 17, 17), (512, 16, 3, 3), 32) == "igemm"     # ResNeXt: 16 per group
-    assert m((2, 64, 17, 17), (64, 32, 3, 3), 2) == "igemm"        # 32 per group
-    assert m((2, 66, 17, 17), (66, 33, 3, 3), 2) == "im2col"       # 33 per group
-    assert m((2, 64, 17, 17), (16, 64, 3, 3), 1) == "im2col"       # not grouped, 16
+    # 16-64 input channels per group at stride 1: the shifted GEMMs, but
+    # below 16 output channels per group the implicit GEMM
+    assert m((8, 512, 17, 17), (512, 16, 3, 3), 32) == "shift"     # ResNeXt: 16 per group
+    assert m((2, 64, 17, 17), (64, 32, 3, 3), 2) == "shift"        # 32 per group
+    assert m((2, 66, 17, 17), (66, 33, 3, 3), 2) == "shift"        # 33 per group
+    assert m((2, 64, 17, 17), (16, 64, 3, 3), 1) == "shift"        # not grouped, 16
     assert m((2, 64, 17, 17), (8, 64, 3, 3), 1) == "igemm"         # not grouped, 8
     assert m((2, 64, 17, 17), (3, 64, 3, 3), 1) == "igemm"         # ... 3 (to RGB)
+    assert m((2, 256, 17, 17), (256, 256, 3, 3), 1) == "im2col"    # 256 input channels
+    # the implicit GEMM's own rule where the shifted GEMMs are not wanted
+    # (8 input channels per group; rows of 17 outputs and more: at least
+    # one vector on every instruction set)
+    assert m((8, 256, 17, 17), (512, 8, 3, 3), 32) == "igemm"      # 16 out per group
+    assert m((2, 16, 17, 17), (64, 8, 3, 3), 2) == "igemm"         # 32 per group
+    assert m((2, 16, 17, 17), (66, 8, 3, 3), 2) == "im2col"        # 33 per group
+    assert m((2, 8, 17, 17), (16, 8, 3, 3), 1) == "im2col"         # not grouped, 16
     # output rows narrower than a vector, or than 12 on 16 lanes: im2col
     # (batches the small images); 14x14 ResNeXt rows are one AVX2 vector and
     # one masked AVX-512 vector at 14 of its 16 lanes
     need = min(lanes, 12)
-    assert m((8, 64, 7, 7), (64, 32, 3, 3), 2) == ("igemm" if 7 >= need else "im2col")
-    assert m((8, 512, 14, 14), (512, 16, 3, 3), 32) == ("igemm" if 14 >= need else "im2col")
-    assert m((8, 64, 12, 12), (64, 32, 3, 3), 2) == ("igemm" if 12 >= need else "im2col")
-    assert m((8, 64, 11, 11), (64, 32, 3, 3), 2) == ("igemm" if 11 >= need else "im2col")
+    assert m((8, 16, 7, 7), (64, 8, 3, 3), 2) == ("igemm" if 7 >= need else "im2col")
+    assert m((8, 256, 14, 14), (512, 8, 3, 3), 32) == ("igemm" if 14 >= need else "im2col")
+    assert m((8, 16, 12, 12), (64, 8, 3, 3), 2) == ("igemm" if 12 >= need else "im2col")
+    assert m((8, 16, 11, 11), (64, 8, 3, 3), 2) == ("igemm" if 11 >= need else "im2col")
 
 
 @pytest.mark.parametrize("name", ISAS)

@@ -53,10 +53,12 @@ def adj(method: str, geom, y, w, b, x) -> None:
     _kernels.conv_adj(method, geom, y, w, b, x, _ws("adj", method, geom, nt, x.dtype.itemsize), nt)
 
 
-def wgrad(method: str, geom, x, gy, gw) -> None:
-    """gw = gradient of <gy, conv(x, w)> with respect to w, by ``method``."""
+def wgrad(method: str, geom, x, gy, gw) -> bool:
+    """gw = gradient of <gy, conv(x, w)> with respect to w, by ``method``;
+    True when it stopped at a NaN or an infinity in x (SHIFT)."""
     nt = get_num_threads()
-    _kernels.conv_wgrad(method, geom, x, gy, gw, _ws("wgrad", method, geom, nt, gw.dtype.itemsize), nt)
+    return _kernels.conv_wgrad(method, geom, x, gy, gw,
+                               _ws("wgrad", method, geom, nt, gw.dtype.itemsize), nt)
 
 
 def _method_ops(method: str, with_adj: bool = True, with_wgrad: bool = True):
@@ -186,7 +188,7 @@ def gemm_method(member, method: str, refusal, wgrad: bool = False):
                                                           channels_last=False))[0] is member
         if kind == "fwd":
             return _kernels.fwd_wanted(method, p.geom(), get_num_threads(), elsize(p))
-        return True
+        return _kernels.wgrad_wanted(method, p.geom(), get_num_threads(), elsize(p))
 
     return supports, wanted
 

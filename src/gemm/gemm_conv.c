@@ -195,6 +195,8 @@ int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
     switch (m) {
     case CC_M_IM2COL: return 1;
     case CC_M_GEMM_1X1: return cc_is_1x1(g);
+    case CC_M_SHIFT:
+        return cc_shift_applies(g) && cc_conv_wgrad_shift_workspace(g, nthreads, elsize) >= 0;
     case CC_M_IGEMM:
         return cc_conv_wgrad_igemm_suits(g, elsize) &&
                cc_conv_wgrad_igemm_workspace(g, nthreads, elsize) >= 0;
@@ -202,9 +204,41 @@ int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
     }
 }
 
+/* The weight gradient's default preferences (the caller tries GEMM_1X1,
+ * IGEMM, SHIFT, IM2COL in that order).  SHIFT where the im2col matrix would
+ * be many times the input and its GEMMs narrow: stride 1, several taps,
+ * 16-64 input channels per group, 256 output positions in the batch, rows
+ * not much narrower than the kernel's reach (as cc_shift_wanted);
+ * IGEMM then only below 16 output channels per group.  Measured, AMD EPYC
+ * (family 26, AVX-512), float32, 1 and 2 threads, forced methods
+ * interleaved, shift / previous default (im2col or igemm): 3x3x3 on
+ * 2x64x16x28x28 0.88-0.96, 1x32x32x64x64 0.64-0.68, 1x3x3 on
+ * 2x64x8x56x56 0.90-0.91, 1-D k5 64 channels 0.90-0.99; grouped 3x3, 16
+ * output channels per group (8x512x14x14, 32 groups) 0.85-1.0, 32 (4
+ * groups of 128 on 28x28) 0.83-0.85 against igemm; with 4 or 8 per group
+ * igemm stays (shift 1.3-1.7x slower).  128 channels ties (0.96-1.05: 3x3
+ * on 28x28, 3x3x3 on 8x14x14, 1-D dilated), 256 loses (33x33 3x3
+ * dilation 2: 1.12), so those stay on im2col. */
+int cc_conv_wgrad_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize) {
+    if (!cc_conv_wgrad_applies(m, g, nthreads, elsize)) return 0;
+    const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
+    const int64_t kk = g->k[0] * g->k[1] * g->k[2];
+    const int64_t P = g->out[0] * g->out[1] * g->out[2];
+    const int64_t extw = (g->k[2] - 1) * g->dil[2];
+    const int shift = kk >= 2 && cig >= 16 && cig <= 64 && g->batch * P >= 256 &&
+                      !(g->out[1] > 1 && g->out[2] < 3 * extw) &&
+                      cc_conv_wgrad_applies(CC_M_SHIFT, g, nthreads, elsize);
+    switch (m) {
+    case CC_M_SHIFT: return shift;
+    case CC_M_IGEMM: return !(shift && cog >= 16);
+    default: return 1;
+    }
+}
+
 int64_t cc_conv_wgrad_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize) {
     if (!cc_conv_wgrad_applies(m, g, nthreads, elsize)) return -1;
     if (m == CC_M_IGEMM) return cc_conv_wgrad_igemm_workspace(g, nthreads, elsize);
+    if (m == CC_M_SHIFT) return cc_conv_wgrad_shift_workspace(g, nthreads, elsize);
     const int in_place = m == CC_M_GEMM_1X1;
     int64_t e = elsize == 4 ? cc_conv_wgrad_workspace_elems_f32(g, nthreads, in_place)
                             : cc_conv_wgrad_workspace_elems_f64(g, nthreads, in_place);

@@ -19,6 +19,7 @@ typedef struct cc_shift_plan {
     int64_t band_elems;     /* band buffer, per thread */
     int64_t per_thread;     /* band + C tile */
     int64_t wt_elems;       /* weight by tap, shared */
+    int64_t seg_tiles, nseg; /* weight gradient: tiles per segment, segments */
 } cc_shift_plan;
 
 /* What the shifted GEMMs can run: stride 1 everywhere, input channels. */
@@ -80,6 +81,56 @@ static inline void cc_plan_shift(const cc_geom *g, int nthreads, int64_t elsize,
     sp->band_elems = sp->cig * kd * (R + exth) * (Wt + extw);
     sp->per_thread = sp->band_elems + sp->chunk * ((R - 1) * (Wt + extw) + Wt);
     sp->wt_elems = g->c_out * sp->cig * g->k[0] * g->k[1] * g->k[2];
+}
+
+/* The weight gradient's partial sums: at most this many segments, and
+ * together at most this many bytes (each is weight-sized). */
+#define CC_SHIFT_WGRAD_SEGS 8
+#define CC_SHIFT_WGRAD_PART_BYTES ((int64_t)16 << 20)
+#define CC_SHIFT_WGRAD_MIN_ROWS 128
+
+/* The weight gradient's split (shift_conv.inc): the forward's tiles, cut
+ * into nseg segments of consecutive tiles (image-major), an item per
+ * (segment, group, chunk of output channels).  Segments depend on the problem only, not on the
+ * thread count, so neither does the order of the sums. */
+static inline void cc_plan_shift_wgrad(const cc_geom *g, int nthreads, int64_t elsize,
+                                       cc_shift_plan *sp) {
+    cc_plan_shift(g, nthreads, elsize, sp);
+    const int64_t extw = (g->k[2] - 1) * g->dil[2];
+    const int64_t kk = g->k[0] * g->k[1] * g->k[2];
+    const int64_t wbytes = cc_max64(1, g->c_out * sp->cig * kk * elsize);
+    const double macs = cc_geom_macs(g);
+    const int64_t want = cc_items_wanted(macs, CC_GRAIN_GEMM);
+    /* output channels first (no partial sums: each item owns its rows of
+     * gw), in chunks of at least CC_SHIFT_WGRAD_MIN_ROWS; then segments */
+    const int64_t per_g = cc_ceil_div(want, cc_max64(1, g->groups));
+    int64_t nch = cc_max64(1, cc_min64(per_g, sp->cog / CC_SHIFT_WGRAD_MIN_ROWS));
+    sp->chunk = sp->cog > 0 ? cc_ceil_div(sp->cog, nch) : 1;
+    sp->nchunks = sp->cog > 0 ? cc_ceil_div(sp->cog, sp->chunk) : 1;
+    int64_t nseg = cc_ceil_div(per_g, sp->nchunks);
+    nseg = cc_min64(nseg, CC_SHIFT_WGRAD_SEGS);
+    nseg = cc_min64(nseg, cc_max64(1, CC_SHIFT_WGRAD_PART_BYTES / wbytes));
+    /* row tiles of equal height, and as many as the segments want where
+     * the images and depths give fewer (one 33x33 image: tiles of 27 and 6
+     * rows made two threads wait on one) */
+    const int64_t outer = g->batch * g->out[0] * sp->nw;
+    int64_t nh = sp->nh;
+    if (outer * nh < nseg) nh = cc_min64(g->out[1], cc_ceil_div(nseg, cc_max64(1, outer)));
+    if (g->out[1] > 0 && nh > 0) {
+        sp->R = cc_ceil_div(g->out[1], nh);
+        sp->nh = cc_ceil_div(g->out[1], sp->R);
+    }
+    const int64_t ntiles = outer * sp->nh;
+    nseg = cc_max64(1, cc_min64(nseg, ntiles));
+    sp->seg_tiles = cc_max64(1, cc_ceil_div(ntiles, nseg));
+    sp->nseg = cc_max64(1, cc_ceil_div(ntiles, sp->seg_tiles)); /* none empty */
+    sp->items = sp->nseg * g->groups * sp->nchunks;
+    sp->nt = cc_threads_for(macs, CC_GRAIN_GEMM, sp->items, nthreads < 1 ? 1 : nthreads);
+    sp->band_elems = sp->cig * g->k[0] * (sp->R + (g->k[1] - 1) * g->dil[1]) * (sp->Wt + extw);
+    sp->per_thread = sp->band_elems + sp->chunk * ((sp->R - 1) * (sp->Wt + extw) + sp->Wt);
+    const int64_t fixed = sp->nseg * (wbytes / elsize);
+    if (sp->nt > 1 && (fixed + sp->nt * sp->per_thread) * elsize > CC_WORKSPACE_CAP)
+        sp->nt = (int)cc_max64(1, (CC_WORKSPACE_CAP / elsize - fixed) / sp->per_thread);
 }
 
 #endif

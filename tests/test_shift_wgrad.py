@@ -1,0 +1,162 @@
+"""The weight gradient by shifted GEMMs (Backend.SHIFT, src/gemm/shift_conv.inc):
+one GEMM per tap of the tile's gy rows, laid out wide, against the padded
+input band shifted by the tap.
+
+Checked against the float64 reference of tests/reference.py on random
+stride-1 problems (1-D to 3-D, padding, dilation, groups, plain and
+transposed, float32 and float64, 1 and 2 threads), for thread-count
+independence (the segments of the sum are fixed by the problem), for the
+NaN/inf pattern (it stops at a non-finite input, whose wide columns it
+would multiply by zero, and the default for such data runs), and for the
+default rule (16-64 input channels per group)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cconv
+from cconv import Backend, _trace
+from reference import ref_conv_grad_weight, ref_conv_transpose_grad_weight
+
+TOL = {np.float32: 2e-6, np.float64: 1e-12}
+
+
+def gw_of(gy, x, w, pad, dil, groups, transposed=False, backend=Backend.SHIFT):
+    return cconv.convolution_backward(gy, x, w, None, 1, pad, dil, transposed, 0, groups,
+                                      (False, True, False), backend=backend)[1]
+
+
+def rel(a, b):
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_plain_problems_match_the_reference(seed, restore_threads):
+    rng = np.random.default_rng(100 + seed)
+    done = 0
+    while done < 25:
+        nd = int(rng.integers(1, 4))
+        groups = int(rng.choice([1, 1, 2, 3]))
+        cig, cog = int(rng.integers(1, 7)), int(rng.integers(1, 7))
+        k = tuple(int(v) for v in rng.integers(1, 4, nd))
+        dil = tuple(int(v) for v in rng.integers(1, 3, nd))
+        size = tuple(int(v) for v in rng.integers(3, 13, nd))
+        pad = tuple(int(v) for v in rng.integers(0, 3, nd))
+        if any(s + 2 * p - d * (kk - 1) < 1 for s, p, d, kk in zip(size, pad, dil, k)):
+            continue
+        dt = (np.float32, np.float64)[done % 2]
+        x = rng.standard_normal((int(rng.integers(1, 4)), cig * groups) + size).astype(dt)
+        w = rng.standard_normal((cog * groups, cig) + k).astype(dt)
+        y = getattr(cconv, f"conv{nd}d")(x, w, padding=pad, dilation=dil, groups=groups)
+        gy = rng.standard_normal(y.shape).astype(dt)
+        cconv.set_num_threads(1 + done % 2)
+        got = gw_of(gy, x, w, pad, dil, groups)
+        ref = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w.shape, 1, pad,
+                                   dilation=dil, groups=groups)
+        assert got.shape == w.shape and got.dtype == dt
+        assert rel(got, ref) <= TOL[dt], (x.shape, w.shape, pad, dil, groups)
+        done += 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_transposed_problems_match_the_reference(seed):
+    rng = np.random.default_rng(200 + seed)
+    for i in range(20):
+        nd = int(rng.integers(1, 4))
+        groups = int(rng.choice([1, 2]))
+        cin = groups * int(rng.integers(1, 5))
+        k = tuple(int(v) for v in rng.integers(1, 4, nd))
+        size = tuple(int(v) for v in rng.integers(5, 9, nd))
+        pad = tuple(int(min(v, kk - 1)) for v, kk in zip(rng.integers(0, 3, nd), k))
+        x = rng.standard_normal((2, cin) + size)
+        w = rng.standard_normal((cin, int(rng.integers(1, 5))) + k)
+        y = getattr(cconv, f"conv_transpose{nd}d")(x, w, padding=pad, groups=groups)
+        gy = rng.standard_normal(y.shape)
+        got = gw_of(gy, x, w, pad, 1, groups, transposed=True)
+        ref = ref_conv_transpose_grad_weight(x, gy, w.shape, 1, pad, 0, groups)
+        assert rel(got, ref) <= 1e-12
+
+
+def test_layers_large_enough_for_segments_and_tiles(restore_threads):
+    """Several tiles per image and several segments (partial sums), and
+    the same bits at 1 and 2 threads."""
+    rng = np.random.default_rng(9)
+    for shape, wshape, pad in [((3, 32, 40, 40), (48, 32, 3, 3), 1),
+                               ((2, 24, 6, 20, 20), (24, 24, 3, 3, 3), 1),
+                               ((4, 16, 3000), (32, 16, 5), 2)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        w = rng.standard_normal(wshape).astype(np.float32)
+        f = getattr(cconv, f"conv{x.ndim - 2}d")
+        gy = rng.standard_normal(f(x, w, padding=pad).shape).astype(np.float32)
+        outs = []
+        for t in (1, 2):
+            cconv.set_num_threads(t)
+            outs.append(gw_of(gy, x, w, pad, 1, 1))
+        assert np.array_equal(outs[0], outs[1])
+        ref = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w.shape, 1, pad)
+        assert rel(outs[0], ref) <= TOL[np.float32]
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_nonfinite_input_runs_the_default_for_such_data(dt):
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((2, 16, 9, 9))
+    x[0, 1, 3, 4] = np.inf
+    x[1, 2, 0, 8] = np.nan
+    w = rng.standard_normal((16, 16, 3, 3))
+    gy = rng.standard_normal((2, 16, 9, 9))
+    ref = ref_conv_grad_weight(x, gy, w.shape, 1, 1)
+    with _trace.recording() as events:
+        got = gw_of(gy.astype(dt), x.astype(dt), w.astype(dt), 1, 1, 1)
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    assert np.array_equal(np.isinf(got), np.isinf(ref))
+    fin = np.isfinite(ref)
+    assert rel(got[fin], ref[fin]) <= TOL[dt]
+    assert events and all(m != "shift" for _, m in events), events
+
+
+def test_nonfinite_grad_output_keeps_the_shift():
+    """gy's values meet only the products the direct sum has: an infinite
+    gy needs no other method."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((1, 16, 8, 8))
+    w = rng.standard_normal((16, 16, 3, 3))
+    gy = rng.standard_normal((1, 16, 8, 8))
+    gy[0, 3, 2, 2] = np.inf
+    ref = ref_conv_grad_weight(x, gy, w.shape, 1, 1)
+    with _trace.recording() as events:
+        got = gw_of(gy, x, w, 1, 1, 1)
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    assert np.array_equal(np.isinf(got), np.isinf(ref))
+    assert events == [("wgrad", "shift")]
+
+
+def _default(x, w, **kw):
+    return cconv.select_backend(x, w, op="grad_weight", **kw)
+
+
+def test_default_rule():
+    z = np.zeros
+    f32 = np.float32
+    # 3x3x3 on 32 channels: shift; 256 channels: im2col + GEMM
+    assert _default(z((1, 32, 8, 16, 16), f32), z((32, 32, 3, 3, 3), f32), padding=1) is Backend.SHIFT
+    assert _default(z((1, 256, 16, 16), f32), z((256, 256, 3, 3), f32), padding=1) is Backend.GEMM
+    # grouped, 16 output channels per group: shift; 8 per group: the implicit GEMM
+    assert _default(z((8, 512, 14, 14), f32), z((512, 16, 3, 3), f32), padding=1,
+                    groups=32) is Backend.SHIFT
+    assert _default(z((8, 256, 28, 28), f32), z((256, 8, 3, 3), f32), padding=1,
+                    groups=32) is Backend.IMPLICIT_GEMM
+    # strided, 1x1, few channels: not shift
+    assert _default(z((2, 32, 16, 16), f32), z((32, 32, 3, 3), f32), stride=2,
+                    padding=1) is not Backend.SHIFT
+    assert _default(z((2, 32, 16, 16), f32), z((32, 32, 1, 1), f32)) is not Backend.SHIFT
+    assert _default(z((2, 4, 16, 16), f32), z((32, 4, 3, 3), f32), padding=1) is not Backend.SHIFT
+
+
+def test_forced_on_a_strided_problem_says_why():
+    x = np.ones((1, 4, 9, 9), np.float32)
+    w = np.ones((4, 4, 3, 3), np.float32)
+    gy = cconv.conv2d(x, w, stride=2)
+    with pytest.raises(ValueError, match="stride"):
+        cconv.convolution_backward(gy, x, w, None, 2, 0, 1, False, 0, 1, (False, True, False),
+                                   backend=Backend.SHIFT)
