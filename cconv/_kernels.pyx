@@ -338,9 +338,9 @@ def cpu_vendor():
 
 
 def prefetch_rows():
-    """Whether the implicit GEMM's 16-lane float32 kernels prefetch the next
-    item's rows (src/core/cpu.h: CCONV_PREFETCH_ROWS, else every vendor but
-    Intel)."""
+    """Whether the implicit GEMM's 16-lane float32 kernels and the dense
+    Winograd prefetch the short row streams they read next (src/core/cpu.h:
+    CCONV_PREFETCH_ROWS, else every vendor but Intel)."""
     return bool(cc_cpu_prefetch_rows())
 
 

@@ -14,12 +14,16 @@ extern "C" {
 /* "amd", "intel" or "other" (not x86-64, or another vendor). */
 const char *cc_cpu_vendor(void);
 
-/* 1 when the implicit GEMM's 16-lane float32 kernels prefetch the next work
- * item's short input and output row streams (igemm/ig_conv.inc), else 0.
- * CCONV_PREFETCH_ROWS=0 or 1 in the environment decides; otherwise on
- * every CPU but Intel's: measured on AMD EPYC (family 26, AVX-512) 1.1-1.6x
- * faster on ResNeXt and MobileNet-stem layers at one thread, on an Intel
- * Xeon (Sapphire Rapids) 1.1x slower (its fill buffers ran full). */
+/* 1 when kernels that read short row streams prefetch them ahead: the
+ * implicit GEMM's 16-lane float32 kernels the next work item's input and
+ * output rows (igemm/ig_conv.inc, ig_wgrad.inc; its other kernels always),
+ * the dense Winograd the next channel's input rows (winograd/wino_conv.inc),
+ * else 0.  CCONV_PREFETCH_ROWS=0 or 1 in the environment decides;
+ * otherwise on every CPU but Intel's: measured on AMD EPYC (family 26,
+ * AVX-512) 1.1-1.6x faster on ResNeXt and MobileNet-stem layers at one
+ * thread (the implicit GEMM), 1.1-1.45x on 3x3 layers at two (Winograd),
+ * on an Intel Xeon (Sapphire Rapids) the implicit GEMM's 1.1x slower (its
+ * fill buffers ran full). */
 int cc_cpu_prefetch_rows(void);
 
 #pragma GCC visibility pop

@@ -46,6 +46,7 @@
 #ifndef CC_IG_WINO_H
 #define CC_IG_WINO_H
 #include "cconv.h"
+#include "core/cpu.h"
 #include "igemm/ig_plan.h"
 
 typedef struct iw_plan {
@@ -63,6 +64,7 @@ typedef struct iw_plan {
     int64_t gb_elems;           /* per thread: one depth's B (depth dilation > 1) */
     int64_t es_elems;           /* per thread: 8 split input rows */
     int64_t per_thread;
+    int pf_rows;                /* prefetch the next channel's input rows */
 } iw_plan;
 
 /* The largest dilation (each axis): the phases are looked up by a loop. */
@@ -166,6 +168,7 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     p->ck = p->kd * p->cig;
     p->dh = g->dil[1];
     p->dw = g->dil[2];
+    p->pf_rows = cc_cpu_prefetch_rows(); /* (core/cpu.h: not on Intel, unmeasured there) */
     p->tw = iw_phase_tiles(g->out[2], p->dw, 0);
     p->ntiles = 0;
     for (int64_t a = 0; a < p->dh; ++a)
