@@ -110,25 +110,18 @@ def applies(str kind, str method, tuple geom, int nthreads, int elsize):
     raise ValueError(kind)
 
 
-def fwd_wanted(str method, tuple geom, int nthreads, int elsize):
-    """True when ``method`` applies to the forward of ``geom`` and the
-    default choice prefers it (the caller tries gemm_1x1, winograd_3x3,
-    implicit_gemm, shift, im2col in that order)."""
+def wanted(str kind, str method, tuple geom, int nthreads, int elsize):
+    """True when ``method`` applies to the 'fwd' or 'wgrad' of ``geom`` and
+    the default choice prefers it (the caller tries the methods in
+    _dispatch.ORDER: gemm_1x1, winograd_3x3, implicit_gemm, shift, im2col)."""
     cdef cc_geom g
     cdef int m = _method(method)
+    if kind not in ("fwd", "wgrad"):
+        raise ValueError(f"wanted: kind {kind!r} is not 'fwd' or 'wgrad'")
     if not _geom_or_false(&g, geom):
         return False
-    return bool(cc_conv_fwd_wanted(m, &g, nthreads, elsize))
-
-
-def wgrad_wanted(str method, tuple geom, int nthreads, int elsize):
-    """True when ``method`` applies to the weight gradient of ``geom`` and
-    the default choice prefers it (the caller tries gemm_1x1,
-    implicit_gemm, shift, im2col in that order)."""
-    cdef cc_geom g
-    cdef int m = _method(method)
-    if not _geom_or_false(&g, geom):
-        return False
+    if kind == "fwd":
+        return bool(cc_conv_fwd_wanted(m, &g, nthreads, elsize))
     return bool(cc_conv_wgrad_wanted(m, &g, nthreads, elsize))
 
 

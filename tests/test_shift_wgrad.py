@@ -160,3 +160,9 @@ def test_forced_on_a_strided_problem_says_why():
     with pytest.raises(ValueError, match="stride"):
         cconv.convolution_backward(gy, x, w, None, 2, 0, 1, False, 0, 1, (False, True, False),
                                    backend=Backend.SHIFT)
+
+
+def test_wanted_names_a_bad_kind():
+    from cconv import _kernels
+    with pytest.raises(ValueError, match="kind 'adj'"):
+        _kernels.wanted("adj", "shift", (), 1, 4)

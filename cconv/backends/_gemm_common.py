@@ -186,9 +186,7 @@ def gemm_method(member, method: str, refusal, wgrad: bool = False):
         if kind == "adj":
             return flip_waste_ok(p) and select(q._replace(p=flipped(p), op="forward",
                                                           channels_last=False))[0] is member
-        if kind == "fwd":
-            return _kernels.fwd_wanted(method, p.geom(), get_num_threads(), elsize(p))
-        return _kernels.wgrad_wanted(method, p.geom(), get_num_threads(), elsize(p))
+        return _kernels.wanted(kind, method, p.geom(), get_num_threads(), elsize(p))
 
     return supports, wanted
 

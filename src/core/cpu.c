@@ -1,16 +1,11 @@
 /* Vendor-dependent kernel choices (cpu.h). */
 #include "cpu.h"
 
+#include "compiler.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#define CPU_LOAD(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
-#define CPU_STORE(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
-#else
-#define CPU_LOAD(p) (p)
-#define CPU_STORE(p, v) ((p) = (v))
-#endif
 
 const char *cc_cpu_vendor(void)
 {
@@ -29,7 +24,7 @@ static int prefetch_rows = -1;
 
 int cc_cpu_prefetch_rows(void)
 {
-    int v = CPU_LOAD(prefetch_rows);
+    int v = CC_ONCE_LOAD(prefetch_rows);
     if (v >= 0)
         return v;
     const char *env = getenv("CCONV_PREFETCH_ROWS");
@@ -37,6 +32,6 @@ int cc_cpu_prefetch_rows(void)
         v = env[0] == '1';
     else
         v = strcmp(cc_cpu_vendor(), "intel") != 0;
-    CPU_STORE(prefetch_rows, v);
+    CC_ONCE_STORE(prefetch_rows, v);
     return v;
 }

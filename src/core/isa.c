@@ -1,6 +1,8 @@
 /* The instruction-set choice every per-ISA kernel table follows (isa.h). */
 #include "isa.h"
 
+#include "compiler.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,20 +64,13 @@ cc_isa cc_isa_best(void)
 
 /* The choice: -1 until made.  Written once at import (and by tests through
  * cc_isa_set), read by every kernel call, hence the atomics. */
-#if defined(__GNUC__) || defined(__clang__)
-#define ISA_LOAD(p) __atomic_load_n(&(p), __ATOMIC_ACQUIRE)
-#define ISA_STORE(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
-#else
-#define ISA_LOAD(p) (p)
-#define ISA_STORE(p, v) ((p) = (v))
-#endif
 
 static int isa_cur = -1;
 static int isa_init_status = CC_OK;
 
 int cc_isa_init(void)
 {
-    if (ISA_LOAD(isa_cur) >= 0)
+    if (CC_ONCE_LOAD(isa_cur) >= 0)
         return isa_init_status;
     int isa = -1, status = CC_OK;
     const char *env = getenv("CCONV_SIMD");
@@ -89,16 +84,16 @@ int cc_isa_init(void)
     if (isa < 0)
         isa = cc_isa_best();
     isa_init_status = status;
-    ISA_STORE(isa_cur, isa);
+    CC_ONCE_STORE(isa_cur, isa);
     return status;
 }
 
 cc_isa cc_isa_current(void)
 {
-    int isa = ISA_LOAD(isa_cur);
+    int isa = CC_ONCE_LOAD(isa_cur);
     if (isa < 0) {
         cc_isa_init();
-        isa = ISA_LOAD(isa_cur);
+        isa = CC_ONCE_LOAD(isa_cur);
     }
     return (cc_isa)isa;
 }
@@ -112,6 +107,6 @@ int cc_isa_set(const char *name)
         isa = cc_isa_lookup(name);
     if (isa < 0 || !cc_isa_runs_here(isa))
         return CC_ERR_ARG;
-    ISA_STORE(isa_cur, isa);
+    CC_ONCE_STORE(isa_cur, isa);
     return CC_OK;
 }

@@ -208,7 +208,7 @@ int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
  * IGEMM, SHIFT, IM2COL in that order).  SHIFT where the im2col matrix would
  * be many times the input and its GEMMs narrow: stride 1, several taps,
  * 16-64 input channels per group, 256 output positions in the batch, rows
- * not much narrower than the kernel's reach (as cc_shift_wanted);
+ * not much narrower than the kernel's reach (cc_shift_shape_ok);
  * IGEMM then only below 16 output channels per group.  Measured, AMD EPYC
  * (family 26, AVX-512), float32, 1 and 2 threads, forced methods
  * interleaved, shift / previous default (im2col or igemm): 3x3x3 on
@@ -222,11 +222,8 @@ int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
 int cc_conv_wgrad_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_conv_wgrad_applies(m, g, nthreads, elsize)) return 0;
     const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
-    const int64_t kk = g->k[0] * g->k[1] * g->k[2];
     const int64_t P = g->out[0] * g->out[1] * g->out[2];
-    const int64_t extw = (g->k[2] - 1) * g->dil[2];
-    const int shift = kk >= 2 && cig >= 16 && cig <= 64 && g->batch * P >= 256 &&
-                      !(g->out[1] > 1 && g->out[2] < 3 * extw) &&
+    const int shift = cig <= 64 && cc_shift_shape_ok(g, g->batch * P) &&
                       cc_conv_wgrad_applies(CC_M_SHIFT, g, nthreads, elsize);
     switch (m) {
     case CC_M_SHIFT: return shift;

@@ -6,6 +6,7 @@
 #include "core/blas.h"
 #include "gemm/gemm_small.h"
 #include "cconv.h"
+#include "core/nonfinite.h"
 #include "shift_plan.h"
 #include "shift_conv.h"
 

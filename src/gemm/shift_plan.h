@@ -28,18 +28,22 @@ static inline int cc_shift_applies(const cc_geom *g) {
            g->c_in >= g->groups && g->c_in > 0;
 }
 
-/* Where the defaults want them: several taps, enough input channels for
- * the per-tap GEMMs (K = cig) to run at speed, and output rows wide enough
- * that the wide columns waste little. */
-static inline int cc_shift_wanted(const cc_geom *g) {
+/* Where the defaults want them (the forward here, the weight gradient in
+ * gemm_conv.c): stride 1, several taps, >= 16 input channels per group
+ * for the per-tap GEMMs to run at speed, `positions` >= 256 (the forward's
+ * per image, the weight gradient's in the batch) and output rows wide
+ * enough that the wide columns waste little. */
+static inline int cc_shift_shape_ok(const cc_geom *g, int64_t positions) {
     const int64_t kk = g->k[0] * g->k[1] * g->k[2];
     const int64_t cig = g->c_in / g->groups;
-    const int64_t P = g->out[0] * g->out[1] * g->out[2];
     if (!cc_shift_applies(g)) return 0;
-    if (kk < 2 || cig < 16 || P < 256 || g->batch < 1) return 0;
+    if (kk < 2 || cig < 16 || positions < 256 || g->batch < 1) return 0;
     const int64_t extw = (g->k[2] - 1) * g->dil[2];
-    if (g->out[1] > 1 && g->out[2] < 3 * extw) return 0;
-    return 1;
+    return !(g->out[1] > 1 && g->out[2] < 3 * extw);
+}
+
+static inline int cc_shift_wanted(const cc_geom *g) {
+    return cc_shift_shape_ok(g, g->out[0] * g->out[1] * g->out[2]); /* per image */
 }
 
 static inline void cc_plan_shift(const cc_geom *g, int nthreads, int64_t elsize,

@@ -5,6 +5,7 @@
 #include "core/omp_compat.h"
 
 #include "cconv.h"
+#include "core/nonfinite.h"
 #include "igemm/igemm.h"
 #include "wino_conv.h"
 
