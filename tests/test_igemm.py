@@ -504,14 +504,15 @@ def test_wgrad_method():
     def m(xs, ws, groups):
         return wgrad_method(make_params(xs, ws, None, 1, 1, 1, False, 0, groups, "t"), 2, 4)
     lanes = LANES[_kernels.isa()][np.float32]
-    # 16-64 input channels per group at stride 1: the shifted GEMMs, but
-    # below 16 output channels per group the implicit GEMM
+    # 16-128 input channels per group at stride 1: the shifted products,
+    # whatever the output channels
     assert m((8, 512, 17, 17), (512, 16, 3, 3), 32) == "shift"     # ResNeXt: 16 per group
     assert m((2, 64, 17, 17), (64, 32, 3, 3), 2) == "shift"        # 32 per group
     assert m((2, 66, 17, 17), (66, 33, 3, 3), 2) == "shift"        # 33 per group
     assert m((2, 64, 17, 17), (16, 64, 3, 3), 1) == "shift"        # not grouped, 16
-    assert m((2, 64, 17, 17), (8, 64, 3, 3), 1) == "igemm"         # not grouped, 8
-    assert m((2, 64, 17, 17), (3, 64, 3, 3), 1) == "igemm"         # ... 3 (to RGB)
+    assert m((2, 64, 17, 17), (8, 64, 3, 3), 1) == "shift"         # not grouped, 8 out
+    assert m((2, 64, 17, 17), (3, 64, 3, 3), 1) == "shift"         # ... 3 (to RGB)
+    assert m((2, 128, 17, 17), (128, 128, 3, 3), 1) == "shift"     # 128 input channels
     assert m((2, 256, 17, 17), (256, 256, 3, 3), 1) == "im2col"    # 256 input channels
     # the implicit GEMM's own rule where the shifted GEMMs are not wanted
     # (8 input channels per group; rows of 17 outputs and more: at least

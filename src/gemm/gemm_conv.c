@@ -206,28 +206,29 @@ int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
 
 /* The weight gradient's default preferences (the caller tries GEMM_1X1,
  * IGEMM, SHIFT, IM2COL in that order).  SHIFT where the im2col matrix would
- * be many times the input and its GEMMs narrow: stride 1, several taps,
- * 16-64 input channels per group, 256 output positions in the batch, rows
- * not much narrower than the kernel's reach (cc_shift_shape_ok);
- * IGEMM then only below 16 output channels per group.  Measured, AMD EPYC
- * (family 26, AVX-512), float32, 1 and 2 threads, forced methods
- * interleaved, shift / previous default (im2col or igemm): 3x3x3 on
- * 2x64x16x28x28 0.88-0.96, 1x32x32x64x64 0.64-0.68, 1x3x3 on
- * 2x64x8x56x56 0.90-0.91, 1-D k5 64 channels 0.90-0.99; grouped 3x3, 16
- * output channels per group (8x512x14x14, 32 groups) 0.85-1.0, 32 (4
- * groups of 128 on 28x28) 0.83-0.85 against igemm; with 4 or 8 per group
- * igemm stays (shift 1.3-1.7x slower).  128 channels ties (0.96-1.05: 3x3
- * on 28x28, 3x3x3 on 8x14x14, 1-D dilated), 256 loses (33x33 3x3
- * dilation 2: 1.12), so those stay on im2col. */
+ * be many times the input: stride 1, several taps, 16-128 input channels
+ * per group, 256 output positions in the batch, rows not much narrower
+ * than the kernel's reach (cc_shift_shape_ok), whatever the output
+ * channels (its kernel broadcasts them); IGEMM then does not run, below 16
+ * input channels it stays.  Measured, AMD EPYC (family 26, AVX-512), 1 and
+ * 2 threads, forced methods interleaved, shift / im2col + GEMM: 3x3 on
+ * 4x128x28x28 0.82-0.87, 3x3x3 on 1x128x8x14x14 0.75-0.87, 2x64x16x28x28
+ * 0.55-0.57, 1x3x3 on 2x64x8x56x56 0.59-0.63, 1-D k5 64 channels
+ * 0.55-0.56, dilated 1-D k3 128 channels 0.85-0.90; float64 3x3 128
+ * channels 0.72-0.74; shift / igemm, grouped 3x3: 16 input and output
+ * channels per group (8x512x14x14, 32 groups) 0.61-0.62, 32 in 8 out
+ * (8x256x14x14, 8 groups) 0.43-0.52, 32 in 32 out on 28x28 0.51-0.59;
+ * 8 input channels per group lose (resnext 28x28: 2.0x), 256 ties (33x33
+ * dilation 2: 0.98-1.03). */
 int cc_conv_wgrad_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_conv_wgrad_applies(m, g, nthreads, elsize)) return 0;
-    const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
+    const int64_t cig = g->c_in / g->groups;
     const int64_t P = g->out[0] * g->out[1] * g->out[2];
-    const int shift = cig <= 64 && cc_shift_shape_ok(g, g->batch * P) &&
+    const int shift = cig <= 128 && cc_shift_shape_ok(g, g->batch * P) &&
                       cc_conv_wgrad_applies(CC_M_SHIFT, g, nthreads, elsize);
     switch (m) {
     case CC_M_SHIFT: return shift;
-    case CC_M_IGEMM: return !(shift && cog >= 16);
+    case CC_M_IGEMM: return !shift;
     default: return 1;
     }
 }

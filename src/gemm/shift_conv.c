@@ -6,9 +6,10 @@
 #include "core/blas.h"
 #include "gemm/gemm_small.h"
 #include "cconv.h"
-#include "core/nonfinite.h"
 #include "shift_plan.h"
 #include "shift_conv.h"
+#include "igemm/igemm.h"
+#include "transpose/tr_internal.h"
 
 #define CC_TEMPLATE "gemm/shift_conv.inc"
 #include "core/instances.h"
@@ -21,8 +22,8 @@ int64_t cc_conv_fwd_shift_workspace(const cc_geom *g, int nthreads, int64_t elsi
 
 int64_t cc_conv_wgrad_shift_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     cc_shift_plan sp;
-    cc_plan_shift_wgrad(g, nthreads, elsize, &sp);
-    const int64_t b = (sp.nseg * g->c_out * sp.cig * g->k[0] * g->k[1] * g->k[2] +
-                       sp.per_thread * sp.nt) * elsize;
+    const int64_t lanes = elsize == 4 ? cc_ig_kern_f32()->lanes : cc_ig_kern_f64()->lanes;
+    cc_plan_shift_wgrad(g, nthreads, elsize, lanes, &sp);
+    const int64_t b = (sp.nseg * sp.part_elems + sp.per_thread * sp.nt) * elsize;
     return b > CC_WORKSPACE_CAP ? -1 : b;
 }

@@ -20,6 +20,8 @@ typedef struct cc_shift_plan {
     int64_t per_thread;     /* band + C tile */
     int64_t wt_elems;       /* weight by tap, shared */
     int64_t seg_tiles, nseg; /* weight gradient: tiles per segment, segments */
+    int64_t cigp;           /* weight gradient: input channels padded to whole vectors */
+    int64_t part_elems;     /* weight gradient: one segment's partial sum */
 } cc_shift_plan;
 
 /* What the shifted GEMMs can run: stride 1 everywhere, input channels. */
@@ -98,7 +100,7 @@ static inline void cc_plan_shift(const cc_geom *g, int nthreads, int64_t elsize,
  * (segment, group, chunk of output channels).  Segments depend on the problem only, not on the
  * thread count, so neither does the order of the sums. */
 static inline void cc_plan_shift_wgrad(const cc_geom *g, int nthreads, int64_t elsize,
-                                       cc_shift_plan *sp) {
+                                       int64_t lanes, cc_shift_plan *sp) {
     cc_plan_shift(g, nthreads, elsize, sp);
     const int64_t extw = (g->k[2] - 1) * g->dil[2];
     const int64_t kk = g->k[0] * g->k[1] * g->k[2];
@@ -130,9 +132,18 @@ static inline void cc_plan_shift_wgrad(const cc_geom *g, int nthreads, int64_t e
     sp->nseg = cc_max64(1, cc_ceil_div(ntiles, sp->seg_tiles)); /* none empty */
     sp->items = sp->nseg * g->groups * sp->nchunks;
     sp->nt = cc_threads_for(macs, CC_GRAIN_GEMM, sp->items, nthreads < 1 ? 1 : nthreads);
-    sp->band_elems = sp->cig * g->k[0] * (sp->R + (g->k[1] - 1) * g->dil[1]) * (sp->Wt + extw);
-    sp->per_thread = sp->band_elems + sp->chunk * ((sp->R - 1) * (sp->Wt + extw) + sp->Wt);
-    const int64_t fixed = sp->nseg * (wbytes / elsize);
+    /* partial sums [segment][group][tap][co][ci padded to whole vectors:
+     * the kernel writes whole vectors] */
+    lanes = cc_max64(1, lanes);
+    sp->cigp = cc_ceil_div(sp->cig, lanes) * lanes;
+    sp->part_elems = g->groups * kk * sp->cog * sp->cigp;
+    /* the band, transposed (a row of cigp channels per band position), and
+     * the staging of one depth tap's input rows before they are spread
+     * into it (shift_conv.inc) */
+    const int64_t bpos = (sp->R + (g->k[1] - 1) * g->dil[1]) * (sp->Wt + extw);
+    sp->band_elems = g->k[0] * bpos * sp->cigp;
+    sp->per_thread = sp->band_elems + bpos * sp->cigp;
+    const int64_t fixed = sp->nseg * sp->part_elems;
     if (sp->nt > 1 && (fixed + sp->nt * sp->per_thread) * elsize > CC_WORKSPACE_CAP)
         sp->nt = (int)cc_max64(1, (CC_WORKSPACE_CAP / elsize - fixed) / sp->per_thread);
 }

@@ -22,7 +22,10 @@
 #define IG_MRW IG_MRW_SCALAR
 #define IG_NRW IG_NRW_SCALAR
 #define IG_LANES 1
+#define IG_SNV IG_SNV_MAX
+#define IG_SACC IG_SACC_SCALAR
 #include "ig_ukr_scalar.inc"
+#include "ig_ukrs_scalar.inc"
 #include "winograd/wino_tr_scalar.inc"
 #else
 #if defined(CC_ISA_IS_AVX2)
@@ -30,24 +33,30 @@
 #define IG_NV IG_NV_AVX2
 #define IG_MRW IG_MRW_AVX2
 #define IG_NRW IG_NRW_AVX2
+#define IG_SACC IG_SACC_AVX2
 #elif defined(CC_ISA_IS_AVX512)
 #define IG_MR IG_MR_AVX512
 #define IG_NV IG_NV_AVX512
 #define IG_MRW IG_MRW_AVX512
 #define IG_NRW IG_NRW_AVX512
+#define IG_SACC IG_SACC_AVX512
 #elif defined(CC_ISA_IS_NEON)
 #define IG_MR IG_MR_NEON
 #define IG_NV IG_NV_NEON
 #define IG_MRW IG_MRW_NEON
 #define IG_NRW IG_NRW_NEON
+#define IG_SACC IG_SACC_NEON
 #endif
 #define IG_NR (IG_NV * V)
 #define IG_LANES V
+#define IG_SNV IG_SNV_MAX
 #include "ig_ukr.inc"
+#include "ig_ukrs.inc"
 #include "winograd/wino_tr.inc"
 #endif
 
 const IG_KERN_T CC_ISA_NAME(cc_ig_kern) = {
     IG_MR, IG_NR, IG_ISA_FN(ukr), IG_ISA_FN(ukri), IG_ISA_FN(packr),
     IG_MRW, IG_NRW, IG_LANES, IG_ISA_FN(ukrw), IG_ISA_FN(wtin), IG_ISA_FN(wtout),
-    IG_ISA_FN(rows), IG_ISA_FN(ukrn), IG_ISA_FN(ukrin), IG_ISA_FN(wsplit)};
+    IG_ISA_FN(rows), IG_ISA_FN(ukrn), IG_ISA_FN(ukrin), IG_ISA_FN(wsplit),
+    IG_SNV, {0, IG_SCO_OF(1), IG_SCO_OF(2), IG_SCO_OF(3), IG_SCO_OF(4)}, IG_ISA_FN(ukrs)};

@@ -97,6 +97,32 @@ typedef void (*ig_rows_f32)(int64_t nrows, int64_t n, const float *src, int64_t 
 typedef void (*ig_rows_f64)(int64_t nrows, int64_t n, const double *src, int64_t sp, double *dst,
                             int64_t dp, int add, double bv);
 
+/* The shifted weight-gradient kernel: up to IG_SNV_MAX vectors of input
+ * channels a call, and an accumulator budget per instruction set
+ * (IG_SACC_<isa> vectors: CO output channels x NV vectors, CO at most
+ * IG_SCO_MAX, a gy row pointer each), leaving registers for NV band
+ * vectors and a broadcast. */
+#define IG_SNV_MAX 4
+#define IG_SCO_MAX 8
+#define IG_SACC_SCALAR 16
+#define IG_SACC_AVX2 12
+#define IG_SACC_AVX512 24
+#define IG_SACC_NEON 24
+
+/* Shifted weight-gradient kernel (gemm/shift_conv.inc): for i < nco output
+ * channels and the nv * lanes input channels of nv vectors,
+ *   c[i * ldc + o] += sum_{r < nrows, j < w}
+ *                     gy[i * gstride + r * gpitch + j] * bt[r * bpitch + j * ldb + o],
+ * bt the band transposed (a row of input channels per band position, zeros
+ * past the group's channels) and shifted by the tap, gy read in place.
+ * 1 <= nv <= snv; 1 <= nco <= sco[nv], the output channels a call takes. */
+typedef void (*ig_ukrs_f32)(int nv, int nco, int64_t nrows, int64_t w, const float *gy,
+                            int64_t gpitch, int64_t gstride, const float *bt, int64_t bpitch,
+                            int64_t ldb, float *c, int64_t ldc);
+typedef void (*ig_ukrs_f64)(int nv, int nco, int64_t nrows, int64_t w, const double *gy,
+                            int64_t gpitch, int64_t gstride, const double *bt, int64_t bpitch,
+                            int64_t ldb, double *c, int64_t ldc);
+
 typedef struct ig_kern_f32 {
     int mr, nr;
     ig_ukr_f32 ukr;
@@ -110,6 +136,9 @@ typedef struct ig_kern_f32 {
     ig_ukrn_f32 ukrn;
     ig_ukrin_f32 ukrin;
     ig_wsplit_f32 wsplit;
+    int snv;
+    int sco[IG_SNV_MAX + 1];
+    ig_ukrs_f32 ukrs;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -125,6 +154,9 @@ typedef struct ig_kern_f64 {
     ig_ukrn_f64 ukrn;
     ig_ukrin_f64 ukrin;
     ig_wsplit_f64 wsplit;
+    int snv;
+    int sco[IG_SNV_MAX + 1];
+    ig_ukrs_f64 ukrs;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by
