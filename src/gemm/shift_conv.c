@@ -1,5 +1,7 @@
-/* Stride-1 forward convolution and weight gradient by one GEMM per kernel
- * tap over a padded band of input rows (no im2col); see shift_conv.inc. */
+/* Stride-1 forward convolution by one GEMM per kernel tap over a padded
+ * band of input rows, and the weight gradient by per-tap products over the
+ * band transposed on the instruction set's kernel (no im2col either way);
+ * see shift_conv.inc. */
 #include <string.h>
 #include "core/omp_compat.h"
 

@@ -1,4 +1,4 @@
-/* Work split of the shifted-GEMM forward (shift_conv.inc). */
+/* Work split of the shifted forward and weight gradient (shift_conv.inc). */
 #ifndef CC_SHIFT_PLAN_H
 #define CC_SHIFT_PLAN_H
 
