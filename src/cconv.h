@@ -102,9 +102,9 @@ void cc_col2im_gather_f64(const cc_geom *g, int64_t cin, const double *col, int6
  * asked for (*_workspace: bytes, -1 where m does not apply) is 0. */
 #define CC_M_IM2COL 0   /* im2col tiles + GEMM; adjoint: GEMM + col2im */
 #define CC_M_GEMM_1X1 1 /* 1x1, stride 1, unpadded: GEMMs read x in place */
-#define CC_M_SHIFT 2    /* stride 1: one GEMM per tap over a padded band (fwd,
-                           wgrad; wgrad returns CC_NONFINITE at a NaN or an
-                           infinity in x) */
+#define CC_M_SHIFT 2    /* fwd, stride 1: one GEMM per tap over a padded band;
+                           wgrad, any stride: per-tap products over the band
+                           transposed (src/gemm/shift_conv.inc) */
 #define CC_M_IGEMM 3    /* fwd: implicit GEMM (src/igemm); wgrad: grouped, few
                            channels per group, the band read in place */
 #define CC_M_WINO 4     /* fwd: Winograd F(2x2, 3x3) (src/winograd/wino_conv.c);

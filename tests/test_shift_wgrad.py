@@ -8,9 +8,11 @@ stride-1 problems (1-D to 3-D, padding, dilation, groups, plain and
 transposed, float32 and float64, 1 and 2 threads; channel counts that fill
 whole vectors, leave ragged ones and pass several kernel calls), for
 thread-count independence (the segments of the sum are fixed by the
-problem), for the NaN/inf pattern (every product is a term of the direct
-sum, so non-finite inputs and gradients keep the method), and for the
-default rule (16-128 input channels per group)."""
+problem), for strides (the kernel steps through the band by them), for the
+NaN/inf pattern (every product is a term of the direct sum, so non-finite
+inputs and gradients keep the method), and for the default rule (16-128
+input channels per group; strided layers with 256 output positions per
+image and more)."""
 from __future__ import annotations
 
 import numpy as np
@@ -209,20 +211,52 @@ def test_default_rule():
                     groups=32) is Backend.SHIFT
     assert _default(z((8, 256, 28, 28), f32), z((256, 8, 3, 3), f32), padding=1,
                     groups=32) is Backend.IMPLICIT_GEMM
-    # strided, 1x1, few channels: not shift
+    # strided: shift with 256 output positions per image and more (not 8x8)
+    assert _default(z((2, 32, 32, 32), f32), z((32, 32, 3, 3), f32), stride=2,
+                    padding=1) is Backend.SHIFT
     assert _default(z((2, 32, 16, 16), f32), z((32, 32, 3, 3), f32), stride=2,
                     padding=1) is not Backend.SHIFT
+    # 1x1, few channels: not shift
     assert _default(z((2, 32, 16, 16), f32), z((32, 32, 1, 1), f32)) is not Backend.SHIFT
     assert _default(z((2, 4, 16, 16), f32), z((32, 4, 3, 3), f32), padding=1) is not Backend.SHIFT
 
 
-def test_forced_on_a_strided_problem_says_why():
+@pytest.mark.parametrize("seed", range(2))
+def test_random_strided_problems_match_the_reference(seed, restore_threads):
+    """Strides 1-3 per dimension: the kernel steps through the band by them."""
+    rng = np.random.default_rng(500 + seed)
+    done = 0
+    while done < 12:
+        nd = int(rng.integers(1, 4))
+        groups = int(rng.choice([1, 2]))
+        cig = int(rng.choice([3, 16, 20, 33]))
+        cog = int(rng.choice([1, 7, 16]))
+        k = tuple(int(v) for v in rng.integers(1, 4, nd))
+        st = tuple(int(v) for v in rng.integers(1, 4, nd))
+        dil = tuple(int(v) for v in rng.integers(1, 3, nd))
+        pad = tuple(int(v) for v in rng.integers(0, 3, nd))
+        size = tuple(int(v) for v in rng.integers(4, 9 if nd == 3 else 17, nd))
+        if any(s + 2 * p - d * (kk - 1) < 1 for s, p, d, kk in zip(size, pad, dil, k)):
+            continue
+        dt = (np.float32, np.float64)[done % 2]
+        x = rng.standard_normal((int(rng.integers(1, 3)), cig * groups) + size).astype(dt)
+        w = rng.standard_normal((cog * groups, cig) + k).astype(dt)
+        y = getattr(cconv, f"conv{nd}d")(x, w, stride=st, padding=pad, dilation=dil, groups=groups)
+        gy = rng.standard_normal(y.shape).astype(dt)
+        cconv.set_num_threads(1 + done % 2)
+        got = cconv.convolution_backward(gy, x, w, None, st, pad, dil, False, 0, groups,
+                                         (False, True, False), backend=Backend.SHIFT)[1]
+        ref = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w.shape, st, pad,
+                                   dilation=dil, groups=groups)
+        assert rel(got, ref) <= TOL[dt], (x.shape, w.shape, st, pad, dil, groups)
+        done += 1
+
+
+def test_forced_strided_forward_says_why():
     x = np.ones((1, 4, 9, 9), np.float32)
     w = np.ones((4, 4, 3, 3), np.float32)
-    gy = cconv.conv2d(x, w, stride=2)
     with pytest.raises(ValueError, match="stride"):
-        cconv.convolution_backward(gy, x, w, None, 2, 0, 1, False, 0, 1, (False, True, False),
-                                   backend=Backend.SHIFT)
+        cconv.conv2d(x, w, stride=2, backend=Backend.SHIFT)
 
 
 def test_wanted_names_a_bad_kind():

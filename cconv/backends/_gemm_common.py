@@ -54,8 +54,8 @@ def adj(method: str, geom, y, w, b, x) -> None:
 
 
 def wgrad(method: str, geom, x, gy, gw) -> bool:
-    """gw = gradient of <gy, conv(x, w)> with respect to w, by ``method``;
-    True when it stopped at a NaN or an infinity in x (SHIFT)."""
+    """gw = gradient of <gy, conv(x, w)> with respect to w, by ``method``
+    (no method stops at a NaN or an infinity: False)."""
     nt = get_num_threads()
     return _kernels.conv_wgrad(method, geom, x, gy, gw,
                                _ws("wgrad", method, geom, nt, gw.dtype.itemsize), nt)

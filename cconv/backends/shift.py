@@ -1,9 +1,10 @@
-"""SHIFT: stride-1 convolutions as one GEMM per tap over a padded band of
-input rows (src/gemm/shift_conv.c): the plain forward, the adjoint
-(grad_input, transposed forward) as the forward of the flipped weight, and
-the weight gradient (one GEMM per tap of the wide gy rows against the
-shifted band; it stops at a NaN or an infinity in the plain input, whose
-wide columns it would multiply by zero)."""
+"""SHIFT: convolutions as one product per kernel tap over a padded band of
+input rows (src/gemm/shift_conv.c), no im2col matrix: the plain forward and
+the adjoint (grad_input, transposed forward) as the forward of the flipped
+weight at stride 1, by one GEMM per tap; the weight gradient at any stride,
+by per-tap outer products of the band, transposed, with the tile's gy
+values on the instruction set's kernel.  Every product is a term of the
+direct sum, so NaN and infinity give PyTorch's pattern."""
 from __future__ import annotations
 
 from .._dispatch import Backend
@@ -15,8 +16,8 @@ _M = "shift"
 
 
 def _refusal(p, kind) -> str:
-    if kind == "wgrad" and all(s == 1 for s in p.stride):
-        return "SHIFT's weight gradient needs more scratch than the workspace cap"
+    if kind == "wgrad":
+        return "SHIFT's weight gradient needs input channels and scratch within the workspace cap"
     return f"SHIFT runs stride-1 convolutions with input channels, not stride {p.stride}"
 
 
@@ -24,8 +25,6 @@ supports, wanted = gemm_method(BACKEND, _M, _refusal, wgrad=True)
 
 
 def nonfinite(q) -> str | None:
-    if q.kind == "wgrad":
-        return "data"
     return flip_nonfinite(q.p) if q.kind == "adj" else None
 
 

@@ -196,7 +196,7 @@ int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
     case CC_M_IM2COL: return 1;
     case CC_M_GEMM_1X1: return cc_is_1x1(g);
     case CC_M_SHIFT:
-        return cc_shift_applies(g) && cc_conv_wgrad_shift_workspace(g, nthreads, elsize) >= 0;
+        return cc_shift_wgrad_applies(g) && cc_conv_wgrad_shift_workspace(g, nthreads, elsize) >= 0;
     case CC_M_IGEMM:
         return cc_conv_wgrad_igemm_suits(g, elsize) &&
                cc_conv_wgrad_igemm_workspace(g, nthreads, elsize) >= 0;
@@ -206,8 +206,9 @@ int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
 
 /* The weight gradient's default preferences (the caller tries GEMM_1X1,
  * IGEMM, SHIFT, IM2COL in that order).  SHIFT where the im2col matrix would
- * be many times the input: stride 1, several taps, 16-128 input channels
- * per group, 256 output positions in the batch, rows not much narrower
+ * be many times the input: stride 1 (strided layers: below), several taps,
+ * 16-128 input channels per group, 256 output positions in the batch, rows
+ * not much narrower
  * than the kernel's reach (cc_shift_shape_ok), whatever the output
  * channels (its kernel broadcasts them); IGEMM then does not run, below 16
  * input channels it stays.  Measured, AMD EPYC (family 26, AVX-512), 1 and
@@ -219,12 +220,20 @@ int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
  * channels per group (8x512x14x14, 32 groups) 0.61-0.62, 32 in 8 out
  * (8x256x14x14, 8 groups) 0.43-0.52, 32 in 32 out on 28x28 0.51-0.59;
  * 8 input channels per group lose (resnext 28x28: 2.0x), 256 ties (33x33
- * dilation 2: 0.98-1.03). */
+ * dilation 2: 0.98-1.03).  Strided layers with at least 256 output
+ * positions per image too (the kernel steps through the band by the
+ * strides), shift / im2col + GEMM: 3x3 stride 2 on 4x128x56x56
+ * 0.70-0.76, 4x64x56x56 0.72-0.77, 8x32x112x112 0.53-0.56; 2x2 stride 2
+ * on 4x96x56x56 0.81-0.87; 4x4 stride 4 on 2x32x64x64 0.74-0.97; 3x3x3
+ * stride 2 on 1x64x8x28x28 0.81-0.85; 1-D k3 stride 2, 64 channels
+ * 0.62-0.63; grouped 3x3 stride 2, 16 per group, against igemm 0.68-0.76;
+ * with 14x14 outputs (4x128x28x28 -> 256) 1.01-1.23, so not there. */
 int cc_conv_wgrad_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_conv_wgrad_applies(m, g, nthreads, elsize)) return 0;
     const int64_t cig = g->c_in / g->groups;
     const int64_t P = g->out[0] * g->out[1] * g->out[2];
-    const int shift = cig <= 128 && cc_shift_shape_ok(g, g->batch * P) &&
+    const int unit = g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1;
+    const int shift = cig <= 128 && cc_shift_shape_ok(g, g->batch * P) && (unit || P >= 256) &&
                       cc_conv_wgrad_applies(CC_M_SHIFT, g, nthreads, elsize);
     switch (m) {
     case CC_M_SHIFT: return shift;

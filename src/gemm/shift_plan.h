@@ -30,22 +30,29 @@ static inline int cc_shift_applies(const cc_geom *g) {
            g->c_in >= g->groups && g->c_in > 0;
 }
 
+/* What the weight gradient's shifted products can run: any stride (the
+ * kernel steps through the band by the strides), input channels. */
+static inline int cc_shift_wgrad_applies(const cc_geom *g) {
+    return g->c_in >= g->groups && g->c_in > 0;
+}
+
 /* Where the defaults want them (the forward here, the weight gradient in
- * gemm_conv.c): stride 1, several taps, >= 16 input channels per group
- * for the per-tap GEMMs to run at speed, `positions` >= 256 (the forward's
- * per image, the weight gradient's in the batch) and output rows wide
- * enough that the wide columns waste little. */
+ * gemm_conv.c): several taps, >= 16 input channels per group for the
+ * per-tap products to run at speed, `positions` >= 256 (the forward's per
+ * image, the weight gradient's in the batch) and output rows wide enough
+ * that the wide columns waste little; the caller checks the strides. */
 static inline int cc_shift_shape_ok(const cc_geom *g, int64_t positions) {
     const int64_t kk = g->k[0] * g->k[1] * g->k[2];
     const int64_t cig = g->c_in / g->groups;
-    if (!cc_shift_applies(g)) return 0;
+    if (!cc_shift_wgrad_applies(g)) return 0;
     if (kk < 2 || cig < 16 || positions < 256 || g->batch < 1) return 0;
     const int64_t extw = (g->k[2] - 1) * g->dil[2];
     return !(g->out[1] > 1 && g->out[2] < 3 * extw);
 }
 
 static inline int cc_shift_wanted(const cc_geom *g) {
-    return cc_shift_shape_ok(g, g->out[0] * g->out[1] * g->out[2]); /* per image */
+    return cc_shift_applies(g) &&
+           cc_shift_shape_ok(g, g->out[0] * g->out[1] * g->out[2]); /* per image */
 }
 
 static inline void cc_plan_shift(const cc_geom *g, int nthreads, int64_t elsize,
@@ -102,8 +109,22 @@ static inline void cc_plan_shift(const cc_geom *g, int nthreads, int64_t elsize,
 static inline void cc_plan_shift_wgrad(const cc_geom *g, int nthreads, int64_t elsize,
                                        int64_t lanes, cc_shift_plan *sp) {
     cc_plan_shift(g, nthreads, elsize, sp);
-    const int64_t extw = (g->k[2] - 1) * g->dil[2];
+    const int64_t exth = (g->k[1] - 1) * g->dil[1], extw = (g->k[2] - 1) * g->dil[2];
+    const int64_t sh = g->stride[1], sw = g->stride[2], kd = g->k[0];
     const int64_t kk = g->k[0] * g->k[1] * g->k[2];
+    /* the forward's tiles, sized for stride 1: with strides a tile's band
+     * is (R - 1) sh + exth + 1 rows of (Wt - 1) sw + extw + 1, kept near
+     * the band cap as the forward's */
+    while (sp->R > 1 &&
+           sp->cig * kd * ((sp->R - 1) * sh + exth + 1) * ((sp->Wt - 1) * sw + extw + 1) * elsize >
+               CC_SHIFT_BAND_BYTES)
+        --sp->R;
+    if (sp->R == 1)
+        while (sp->Wt > 64 &&
+               sp->cig * kd * (exth + 1) * ((sp->Wt - 1) * sw + extw + 1) * elsize > CC_SHIFT_BAND_BYTES)
+            sp->Wt = (sp->Wt + 1) / 2;
+    sp->nh = cc_ceil_div(g->out[1], cc_max64(1, sp->R));
+    sp->nw = cc_ceil_div(g->out[2], cc_max64(1, sp->Wt));
     const int64_t wbytes = cc_max64(1, g->c_out * sp->cig * kk * elsize);
     const double macs = cc_geom_macs(g);
     const int64_t want = cc_items_wanted(macs, CC_GRAIN_GEMM);
@@ -140,7 +161,7 @@ static inline void cc_plan_shift_wgrad(const cc_geom *g, int nthreads, int64_t e
     /* the band, transposed (a row of cigp channels per band position), and
      * the staging of one depth tap's input rows before they are spread
      * into it (shift_conv.inc) */
-    const int64_t bpos = (sp->R + (g->k[1] - 1) * g->dil[1]) * (sp->Wt + extw);
+    const int64_t bpos = ((sp->R - 1) * sh + exth + 1) * ((sp->Wt - 1) * sw + extw + 1);
     sp->band_elems = g->k[0] * bpos * sp->cigp;
     sp->per_thread = sp->band_elems + bpos * sp->cigp;
     const int64_t fixed = sp->nseg * sp->part_elems;
