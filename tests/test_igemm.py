@@ -514,21 +514,24 @@ def test_wgrad_method():
     assert m((2, 64, 17, 17), (3, 64, 3, 3), 1) == "shift"         # ... 3 (to RGB)
     assert m((2, 128, 17, 17), (128, 128, 3, 3), 1) == "shift"     # 128 input channels
     assert m((2, 256, 17, 17), (256, 256, 3, 3), 1) == "im2col"    # 256 input channels
-    # the implicit GEMM's own rule where the shifted GEMMs are not wanted
-    # (8 input channels per group; rows of 17 outputs and more: at least
-    # one vector on every instruction set)
-    assert m((8, 256, 17, 17), (512, 8, 3, 3), 32) == "igemm"      # 16 out per group
-    assert m((2, 16, 17, 17), (64, 8, 3, 3), 2) == "igemm"         # 32 per group
-    assert m((2, 16, 17, 17), (66, 8, 3, 3), 2) == "im2col"        # 33 per group
-    assert m((2, 8, 17, 17), (16, 8, 3, 3), 1) == "im2col"         # not grouped, 16
+    # the implicit GEMM's own rule where the shifted products are not wanted
+    # (8 input channels per group, but on the 8-lane float32 kernels, whose
+    # one vector they fill; rows of 17 outputs and more: at least one
+    # vector on every instruction set)
+    eight = lanes == 8
+    assert m((8, 256, 17, 17), (512, 8, 3, 3), 32) == ("shift" if eight else "igemm")
+    assert m((2, 16, 17, 17), (64, 8, 3, 3), 2) == ("shift" if eight else "igemm")
+    assert m((2, 16, 17, 17), (66, 8, 3, 3), 2) == ("shift" if eight else "im2col")
+    assert m((2, 8, 17, 17), (16, 8, 3, 3), 1) == ("shift" if eight else "im2col")
     # output rows narrower than a vector, or than 12 on 16 lanes: im2col
     # (batches the small images); 14x14 ResNeXt rows are one AVX2 vector and
     # one masked AVX-512 vector at 14 of its 16 lanes
     need = min(lanes, 12)
-    assert m((8, 16, 7, 7), (64, 8, 3, 3), 2) == ("igemm" if 7 >= need else "im2col")
-    assert m((8, 256, 14, 14), (512, 8, 3, 3), 32) == ("igemm" if 14 >= need else "im2col")
-    assert m((8, 16, 12, 12), (64, 8, 3, 3), 2) == ("igemm" if 12 >= need else "im2col")
-    assert m((8, 16, 11, 11), (64, 8, 3, 3), 2) == ("igemm" if 11 >= need else "im2col")
+    for xs, ws, g, width in [((8, 16, 7, 7), (64, 8, 3, 3), 2, 7),
+                             ((8, 256, 14, 14), (512, 8, 3, 3), 32, 14),
+                             ((8, 16, 12, 12), (64, 8, 3, 3), 2, 12),
+                             ((8, 16, 11, 11), (64, 8, 3, 3), 2, 11)]:
+        assert m(xs, ws, g) == ("shift" if eight else "igemm" if width >= need else "im2col")
 
 
 @pytest.mark.parametrize("name", ISAS)

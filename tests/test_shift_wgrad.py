@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import cconv
-from cconv import Backend, _depthwise, _trace
+from cconv import Backend, _depthwise, _kernels, _trace
 from isa_switch import forced_isa
 from reference import ref_conv_grad_weight, ref_conv_transpose_grad_weight
 
@@ -204,13 +204,15 @@ def test_default_rule():
     assert _default(z((4, 128, 28, 28), f32), z((128, 128, 3, 3), f32), padding=1) is Backend.SHIFT
     assert _default(z((1, 256, 16, 16), f32), z((256, 256, 3, 3), f32), padding=1) is Backend.GEMM
     # grouped, 16 input channels per group: shift, whatever the output
-    # channels (4 here); 8 input channels per group: the implicit GEMM
+    # channels (4 here); 8 input channels per group: the implicit GEMM, but
+    # shift where they fill one float32 vector (8-lane kernels)
     assert _default(z((8, 512, 14, 14), f32), z((512, 16, 3, 3), f32), padding=1,
                     groups=32) is Backend.SHIFT
     assert _default(z((8, 512, 14, 14), f32), z((128, 16, 3, 3), f32), padding=1,
                     groups=32) is Backend.SHIFT
+    eight = Backend.SHIFT if _kernels.isa() == "avx2" else Backend.IMPLICIT_GEMM
     assert _default(z((8, 256, 28, 28), f32), z((256, 8, 3, 3), f32), padding=1,
-                    groups=32) is Backend.IMPLICIT_GEMM
+                    groups=32) is eight
     # strided: shift with 256 output positions per image and more (not 8x8)
     assert _default(z((2, 32, 32, 32), f32), z((32, 32, 3, 3), f32), stride=2,
                     padding=1) is Backend.SHIFT
@@ -219,6 +221,22 @@ def test_default_rule():
     # 1x1, few channels: not shift
     assert _default(z((2, 32, 16, 16), f32), z((32, 32, 1, 1), f32)) is not Backend.SHIFT
     assert _default(z((2, 4, 16, 16), f32), z((32, 4, 3, 3), f32), padding=1) is not Backend.SHIFT
+
+
+@pytest.mark.skipif("avx2" not in _depthwise.available_isas(), reason="no AVX2 on this CPU")
+def test_default_rule_reads_the_vector_width():
+    """8 input channels per group fill one float32 vector of the 8-lane
+    kernels (AVX2): the shifted products there; float64 (two 4-lane
+    vectors) and the 16-lane kernels keep the implicit GEMM below 16."""
+    z = np.zeros
+    x, w = (8, 64, 28, 28), (64, 8, 3, 3)
+    with forced_isa("avx2"):
+        assert _default(z(x, np.float32), z(w, np.float32), padding=1, groups=8) is Backend.SHIFT
+        assert _default(z(x, np.float64), z(w, np.float64), padding=1, groups=8) is Backend.IMPLICIT_GEMM
+    if "avx512" in _depthwise.available_isas():
+        with forced_isa("avx512"):
+            assert _default(z(x, np.float32), z(w, np.float32), padding=1,
+                            groups=8) is Backend.IMPLICIT_GEMM
 
 
 @pytest.mark.parametrize("seed", range(2))

@@ -227,13 +227,20 @@ int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
  * on 4x96x56x56 0.81-0.87; 4x4 stride 4 on 2x32x64x64 0.74-0.97; 3x3x3
  * stride 2 on 1x64x8x28x28 0.81-0.85; 1-D k3 stride 2, 64 channels
  * 0.62-0.63; grouped 3x3 stride 2, 16 per group, against igemm 0.68-0.76;
- * with 14x14 outputs (4x128x28x28 -> 256) 1.01-1.23, so not there. */
+ * with 14x14 outputs (4x128x28x28 -> 256) 1.01-1.23, so not there.
+ * With 8-lane float32 vectors (AVX2) from 8 input channels per group: the
+ * AVX2 kernels on the same CPU, shift / igemm, ResNeXt 28x28 0.85-0.95,
+ * 28x28 stride 2 0.68-0.89, 14x14 (16 per group) 0.60-0.69; float64 (two
+ * 4-lane vectors for 8 channels) lost 1.13-1.20 and keeps 16. */
 int cc_conv_wgrad_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_conv_wgrad_applies(m, g, nthreads, elsize)) return 0;
     const int64_t cig = g->c_in / g->groups;
     const int64_t P = g->out[0] * g->out[1] * g->out[2];
     const int unit = g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1;
-    const int shift = cig <= 128 && cc_shift_shape_ok(g, g->batch * P) && (unit || P >= 256) &&
+    /* 8 input channels per group fill one float32 vector of 8 lanes */
+    const int64_t lanes = elsize == 4 ? cc_ig_kern_f32()->lanes : cc_ig_kern_f64()->lanes;
+    const int64_t min_cig = elsize == 4 && lanes == 8 ? 8 : 16;
+    const int shift = cig <= 128 && cc_shift_shape_ok(g, g->batch * P, min_cig) && (unit || P >= 256) &&
                       cc_conv_wgrad_applies(CC_M_SHIFT, g, nthreads, elsize);
     switch (m) {
     case CC_M_SHIFT: return shift;

@@ -37,22 +37,22 @@ static inline int cc_shift_wgrad_applies(const cc_geom *g) {
 }
 
 /* Where the defaults want them (the forward here, the weight gradient in
- * gemm_conv.c): several taps, >= 16 input channels per group for the
+ * gemm_conv.c): several taps, >= min_cig input channels per group for the
  * per-tap products to run at speed, `positions` >= 256 (the forward's per
  * image, the weight gradient's in the batch) and output rows wide enough
  * that the wide columns waste little; the caller checks the strides. */
-static inline int cc_shift_shape_ok(const cc_geom *g, int64_t positions) {
+static inline int cc_shift_shape_ok(const cc_geom *g, int64_t positions, int64_t min_cig) {
     const int64_t kk = g->k[0] * g->k[1] * g->k[2];
     const int64_t cig = g->c_in / g->groups;
     if (!cc_shift_wgrad_applies(g)) return 0;
-    if (kk < 2 || cig < 16 || positions < 256 || g->batch < 1) return 0;
+    if (kk < 2 || cig < min_cig || positions < 256 || g->batch < 1) return 0;
     const int64_t extw = (g->k[2] - 1) * g->dil[2];
     return !(g->out[1] > 1 && g->out[2] < 3 * extw);
 }
 
 static inline int cc_shift_wanted(const cc_geom *g) {
     return cc_shift_applies(g) &&
-           cc_shift_shape_ok(g, g->out[0] * g->out[1] * g->out[2]); /* per image */
+           cc_shift_shape_ok(g, g->out[0] * g->out[1] * g->out[2], 16); /* per image */
 }
 
 static inline void cc_plan_shift(const cc_geom *g, int nthreads, int64_t elsize,
