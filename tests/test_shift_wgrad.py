@@ -35,25 +35,27 @@ def rel(a, b):
     return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-300))
 
 
-def _check_random(rng, nd, groups, cig, cog, size, dt, threads):
+def _check_random(rng, nd, groups, cig, cog, size, dt, threads, strided=False):
     """One random problem of these channels and input size (random kernel,
-    dilation and padding): False when the kernel does not fit, else
-    checked against the reference."""
+    dilation and padding, and strides 1-3 when ``strided``): False when the
+    kernel does not fit, else checked against the reference."""
     k = tuple(int(v) for v in rng.integers(1, 4, nd))
+    st = tuple(int(v) for v in rng.integers(1, 4, nd)) if strided else (1,) * nd
     dil = tuple(int(v) for v in rng.integers(1, 3, nd))
     pad = tuple(int(v) for v in rng.integers(0, 3, nd))
     if any(s + 2 * p - d * (kk - 1) < 1 for s, p, d, kk in zip(size, pad, dil, k)):
         return False
     x = rng.standard_normal((int(rng.integers(1, 3)), cig * groups) + size).astype(dt)
     w = rng.standard_normal((cog * groups, cig) + k).astype(dt)
-    y = getattr(cconv, f"conv{nd}d")(x, w, padding=pad, dilation=dil, groups=groups)
+    y = getattr(cconv, f"conv{nd}d")(x, w, stride=st, padding=pad, dilation=dil, groups=groups)
     gy = rng.standard_normal(y.shape).astype(dt)
     cconv.set_num_threads(threads)
-    got = gw_of(gy, x, w, pad, dil, groups)
-    ref = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w.shape, 1, pad,
+    got = cconv.convolution_backward(gy, x, w, None, st, pad, dil, False, 0, groups,
+                                     (False, True, False), backend=Backend.SHIFT)[1]
+    ref = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w.shape, st, pad,
                                dilation=dil, groups=groups)
     assert got.shape == w.shape and got.dtype == dt
-    assert rel(got, ref) <= TOL[dt], (x.shape, w.shape, pad, dil, groups, threads)
+    assert rel(got, ref) <= TOL[dt], (x.shape, w.shape, st, pad, dil, groups, threads)
     return True
 
 
@@ -246,28 +248,10 @@ def test_random_strided_problems_match_the_reference(seed, restore_threads):
     done = 0
     while done < 12:
         nd = int(rng.integers(1, 4))
-        groups = int(rng.choice([1, 2]))
-        cig = int(rng.choice([3, 16, 20, 33]))
-        cog = int(rng.choice([1, 7, 16]))
-        k = tuple(int(v) for v in rng.integers(1, 4, nd))
-        st = tuple(int(v) for v in rng.integers(1, 4, nd))
-        dil = tuple(int(v) for v in rng.integers(1, 3, nd))
-        pad = tuple(int(v) for v in rng.integers(0, 3, nd))
         size = tuple(int(v) for v in rng.integers(4, 9 if nd == 3 else 17, nd))
-        if any(s + 2 * p - d * (kk - 1) < 1 for s, p, d, kk in zip(size, pad, dil, k)):
-            continue
-        dt = (np.float32, np.float64)[done % 2]
-        x = rng.standard_normal((int(rng.integers(1, 3)), cig * groups) + size).astype(dt)
-        w = rng.standard_normal((cog * groups, cig) + k).astype(dt)
-        y = getattr(cconv, f"conv{nd}d")(x, w, stride=st, padding=pad, dilation=dil, groups=groups)
-        gy = rng.standard_normal(y.shape).astype(dt)
-        cconv.set_num_threads(1 + done % 2)
-        got = cconv.convolution_backward(gy, x, w, None, st, pad, dil, False, 0, groups,
-                                         (False, True, False), backend=Backend.SHIFT)[1]
-        ref = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w.shape, st, pad,
-                                   dilation=dil, groups=groups)
-        assert rel(got, ref) <= TOL[dt], (x.shape, w.shape, st, pad, dil, groups)
-        done += 1
+        done += _check_random(rng, nd, int(rng.choice([1, 2])), int(rng.choice([3, 16, 20, 33])),
+                              int(rng.choice([1, 7, 16])), size,
+                              (np.float32, np.float64)[done % 2], 1 + done % 2, strided=True)
 
 
 def test_forced_strided_forward_says_why():
