@@ -401,6 +401,13 @@ def set_tuning(table: dict) -> None:
     _changed()
 
 
+def forget_choices() -> None:
+    """Drop the cached default choices (the instruction set changed: some
+    rules read its vector width)."""
+    _choice.clear()
+    _changed()
+
+
 def set_kind_defaults(table: dict) -> None:
     """Replace this CPU kind's table of winners ((q, threads) -> Backend)."""
     global _kind_defaults

@@ -37,6 +37,8 @@ def set_isa(name=None):
     if cc_isa_set(b) != 0:
         raise ValueError(
             f"set_isa: {name!r} cannot run here; available: {', '.join(available_isas())}")
+    from cconv import _dispatch  # (cached default choices: some rules read the vector width)
+    _dispatch.forget_choices()
     return prev
 
 

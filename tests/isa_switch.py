@@ -12,19 +12,7 @@ def forced_isa(name):
     choice for every kernel family and every extension module, so one
     ``set_isa`` forces them all; the previous choice is restored afterwards."""
     prev = _kernels.set_isa(name)
-    _forget_choices()
     try:
         yield
     finally:
         _kernels.set_isa(prev)
-        _forget_choices()
-
-
-def _forget_choices():
-    """Drop the dispatcher's cached default choices: some rules read the
-    instruction set (the weight gradient's vector width), which a process
-    otherwise fixes at import."""
-    from cconv import _dispatch
-
-    _dispatch._choice.clear()
-    _dispatch._changed()

@@ -208,10 +208,9 @@ int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
  * IGEMM, SHIFT, IM2COL in that order).  SHIFT where the im2col matrix would
  * be many times the input: stride 1 (strided layers: below), several taps,
  * 16-128 input channels per group, 256 output positions in the batch, rows
- * not much narrower
- * than the kernel's reach (cc_shift_shape_ok), whatever the output
- * channels (its kernel broadcasts them); IGEMM then does not run, below 16
- * input channels it stays.  Measured, AMD EPYC (family 26, AVX-512), 1 and
+ * not much narrower than the kernel's reach (cc_shift_shape_ok), whatever
+ * the output channels (its kernel broadcasts them); IGEMM then does not
+ * run, below 16 input channels it stays.  Measured, AMD EPYC (family 26, AVX-512), 1 and
  * 2 threads, forced methods interleaved, shift / im2col + GEMM: 3x3 on
  * 4x128x28x28 0.82-0.87, 3x3x3 on 1x128x8x14x14 0.75-0.87, 2x64x16x28x28
  * 0.55-0.57, 1x3x3 on 2x64x8x56x56 0.59-0.63, 1-D k5 64 channels
@@ -238,10 +237,9 @@ int cc_conv_wgrad_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize) 
     const int64_t P = g->out[0] * g->out[1] * g->out[2];
     const int unit = g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1;
     /* 8 input channels per group fill one float32 vector of 8 lanes */
-    const int64_t lanes = elsize == 4 ? cc_ig_kern_f32()->lanes : cc_ig_kern_f64()->lanes;
-    const int64_t min_cig = elsize == 4 && lanes == 8 ? 8 : 16;
-    const int shift = cig <= 128 && cc_shift_shape_ok(g, g->batch * P, min_cig) && (unit || P >= 256) &&
-                      cc_conv_wgrad_applies(CC_M_SHIFT, g, nthreads, elsize);
+    const int64_t min_cig = elsize == 4 && cc_ig_lanes(elsize) == 8 ? 8 : 16;
+    const int shift = cig <= 128 && cc_shift_shape_ok(g, g->batch * P, min_cig) &&
+                      (unit || P >= 256) && cc_conv_wgrad_applies(CC_M_SHIFT, g, nthreads, elsize);
     switch (m) {
     case CC_M_SHIFT: return shift;
     case CC_M_IGEMM: return !shift;

@@ -24,8 +24,7 @@ int64_t cc_conv_fwd_shift_workspace(const cc_geom *g, int nthreads, int64_t elsi
 
 int64_t cc_conv_wgrad_shift_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     cc_shift_plan sp;
-    const int64_t lanes = elsize == 4 ? cc_ig_kern_f32()->lanes : cc_ig_kern_f64()->lanes;
-    cc_plan_shift_wgrad(g, nthreads, elsize, lanes, &sp);
+    cc_plan_shift_wgrad(g, nthreads, elsize, cc_ig_lanes(elsize), &sp);
     const int64_t b = (sp.nseg * sp.part_elems + sp.per_thread * sp.nt) * elsize;
     return b > CC_WORKSPACE_CAP ? -1 : b;
 }

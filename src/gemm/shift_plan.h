@@ -24,16 +24,16 @@ typedef struct cc_shift_plan {
     int64_t part_elems;     /* weight gradient: one segment's partial sum */
 } cc_shift_plan;
 
-/* What the shifted GEMMs can run: stride 1 everywhere, input channels. */
-static inline int cc_shift_applies(const cc_geom *g) {
-    return g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 &&
-           g->c_in >= g->groups && g->c_in > 0;
-}
-
 /* What the weight gradient's shifted products can run: any stride (the
  * kernel steps through the band by the strides), input channels. */
 static inline int cc_shift_wgrad_applies(const cc_geom *g) {
     return g->c_in >= g->groups && g->c_in > 0;
+}
+
+/* What the shifted forward GEMMs can run: that, at stride 1 everywhere. */
+static inline int cc_shift_applies(const cc_geom *g) {
+    return g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1 &&
+           cc_shift_wgrad_applies(g);
 }
 
 /* Where the defaults want them (the forward here, the weight gradient in

@@ -166,6 +166,10 @@ CC_ISA_DECLARE(ig_kern_f32, cc_ig_kern_f32)
 CC_ISA_DECLARE(ig_kern_f64, cc_ig_kern_f64)
 const ig_kern_f32 *cc_ig_kern_f32(void);
 const ig_kern_f64 *cc_ig_kern_f64(void);
+/* The vector lanes of the kernels in use for elements of elsize bytes. */
+static inline int64_t cc_ig_lanes(int64_t elsize) {
+    return elsize == 4 ? cc_ig_kern_f32()->lanes : cc_ig_kern_f64()->lanes;
+}
 /* ... in the driver templates (core/instances.h: CC_SFX) */
 #define IG_KERN_T CC_CAT(ig_kern_, CC_SFX)
 #define IG_KERN CC_CAT(cc_ig_kern_, CC_SFX)
