@@ -181,12 +181,20 @@ def test_kernels_release_the_gil():
     # up to three attempts absorb a stall of the host's own making)
     import time
 
-    x = np.ones((1, 64, 256, 256), np.float32)  # >= 20 ms on one thread of a fast core
     w = np.ones((64, 64, 3, 3), np.float32)
     before = cconv.get_num_threads()
     cconv.set_num_threads(1)
     results = []
     try:
+        # a problem long enough to tell a stall from a pause whatever the
+        # core's speed: the batch doubles until one call takes >= 60 ms
+        x = np.ones((1, 64, 128, 128), np.float32)
+        for _ in range(8):
+            t0 = time.perf_counter()
+            cconv.conv2d(x, w, padding=1)
+            if time.perf_counter() - t0 >= 0.06:
+                break
+            x = np.ones((2 * x.shape[0],) + x.shape[1:], np.float32)
         for _ in range(3):
             t0 = time.perf_counter()
             cconv.conv2d(x, w, padding=1)
