@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import c_programs
+from isa_switch import forced_isa
 
 from cconv import _depthwise
 
@@ -335,6 +336,26 @@ def test_channels_last_small_planes(dtype, isa_guard):
     assert n >= 40  # the cases do exercise the path
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_channels_last_wide_rows(dtype, isa_guard):
+    """Rows of 8-64 output pixels at stride 1 through the channels-last
+    kernel's pixel blocks (4, 8, and on AVX-512 12, 14 and 16, the last one
+    of a row overlapping the one before): 3-, 5- and 7-tap rows at dilation
+    1 and 2, every ISA, against the reference (check_case runs every path
+    that applies, channels-last among them)."""
+    rng = np.random.default_rng(2026)
+    widths = list(range(8, 18)) + [20, 24, 28, 31, 33, 40, 47, 56, 64]
+    for i, ow in enumerate(widths):
+        k = (3, 5, 7)[i % 3]
+        d = 1 + (i % 4 == 3) if k < 7 else 1
+        p = (k // 2) * d
+        case = Case(1 + i % 2, int(rng.integers(8, 40)), 1, (int(rng.integers(2, 5)), ow),
+                    (k, k), (1, 1), (p, p), (d, d))
+        assert case.out[1] == ow
+        assert _depthwise.fwd_applies("channels_last", case.geom(), np.dtype(dtype).itemsize)
+        check_case(case, dtype, rng, use_bias=bool(i % 2), nt=1 + i % 2)
+
+
 def _cl3_cases():
     """3-D geometries the forward runs channels-last: kernels 1-3 deep
     (depth 1 with the 2-D plane rule, deeper ones on the generic rule),
@@ -476,12 +497,27 @@ def test_fwd_nhwc_rejects_what_it_cannot_run():
                             np.zeros(100, np.float32), 1)
 
 
-def test_fwd_path_choice():
-    """Where the forward goes channels-last, and where not (dw_cl.c)."""
+@pytest.mark.parametrize("isa", _depthwise.available_isas())
+def test_fwd_path_choice(isa):
+    """Where the forward goes channels-last, and where not (dw_cl.c), on
+    each instruction set: AVX-512's wider channels-last blocks take larger
+    5x5 and 7x7 planes."""
     def path(N, C, m, in_, k, s=1, p=0, d=1, es=4):
         nsp = len(in_)
         t = lambda v: v if isinstance(v, tuple) else (v,) * nsp
-        return default_path(Case(N, C, m, in_, k, t(s), t(p), t(d)).geom(), es)
+        with forced_isa(isa):
+            return default_path(Case(N, C, m, in_, k, t(s), t(p), t(d)).geom(), es)
+
+    wide = "channels_last" if isa == "avx512" else "plane"
+    assert path(1, 192, 1, (40, 40), (7, 7), p=3) == wide             # 7x7 s1: 784 / 3136
+    assert path(4, 96, 1, (56, 56), (7, 7), p=3) == wide              # ConvNeXt stage 1
+    assert path(4, 96, 1, (56, 56), (7, 7), p=3, es=8) == wide
+    assert path(1, 96, 1, (57, 57), (7, 7), p=3) == "plane"
+    assert path(1, 96, 1, (112, 112), (7, 7), s=2, p=3) == wide       # 7x7 s2 onto 56x56
+    assert path(1, 240, 1, (56, 56), (5, 5), s=2, p=2) == wide        # 5x5 s2: 400 / 784
+    assert path(1, 240, 1, (56, 56), (5, 5), s=2, p=2, es=8) == "plane"  # float64: 400
+    assert path(1, 240, 1, (58, 58), (5, 5), s=2, p=2) == "plane"
+    assert path(1, 240, 1, (32, 32), (5, 5), p=2) == "plane"          # 5x5 s1: 784 on all
 
     assert path(1, 768, 1, (7, 7), (7, 7), p=3) == "channels_last"    # ConvNeXt stage 4
     assert path(1, 384, 1, (14, 14), (7, 7), p=3) == "channels_last"  # ConvNeXt stage 3
@@ -490,13 +526,11 @@ def test_fwd_path_choice():
     assert path(1, 144, 1, (56, 56), (3, 3), p=1) == "plane"          # MobileNetV2
     assert path(1, 576, 1, (14, 14), (3, 3), p=1) == "plane"          # 3x3 from 8x8 up
     assert path(1, 192, 1, (28, 28), (7, 7), p=3) == "channels_last"  # 7x7: up to 784 outputs
-    assert path(1, 192, 1, (40, 40), (7, 7), p=3) == "plane"
     assert path(1, 96, 1, (24, 24), (3, 3), s=2, p=1) == "channels_last"  # 3x3 s2: up to 144
     assert path(1, 96, 1, (28, 28), (3, 3), s=2, p=1) == "plane"
     assert path(1, 240, 1, (28, 28), (5, 5), p=2) == "channels_last"  # 5x5 s1: up to 784
     assert path(1, 240, 1, (32, 32), (5, 5), p=2) == "plane"
     assert path(1, 240, 1, (40, 40), (5, 5), s=2, p=2) == "channels_last"  # 5x5 s2: up to 400
-    assert path(1, 240, 1, (56, 56), (5, 5), s=2, p=2) == "plane"
     assert path(1, 256, 1, (33, 33), (3, 3), p=2, d=2) == "channels_last"  # generic: up to 2048
     assert path(1, 256, 1, (45, 45), (3, 3), p=2, d=2) == "channels_last"
     assert path(1, 96, 1, (56, 56), (3, 3), p=2, d=2) == "rows"
@@ -513,7 +547,7 @@ def test_fwd_path_choice():
     assert path(1, 64, 1, (8, 14, 14), (3, 3, 3), p=1) == "channels_last"  # 196
     assert path(1, 64, 1, (8, 15, 15), (3, 3, 3), p=1) == "plane"        # 225
     assert path(1, 64, 1, (8, 28, 28), (3, 5, 5), p=(1, 2, 2)) == "channels_last"  # 5x5: 784
-    assert path(1, 64, 1, (16, 40, 40), (1, 7, 7), p=(0, 3, 3)) == "plane"  # depth 1: 2-D rule
+    assert path(1, 64, 1, (16, 40, 40), (1, 7, 7), p=(0, 3, 3)) == "plane"  # 3-D: 784 on all
     assert path(1, 64, 1, (4, 28, 28), (1, 7, 7), p=(0, 3, 3)) == "channels_last"
     assert path(1, 64, 1, (8, 7, 7), (1, 3, 3), p=(0, 1, 1)) == "channels_last"
     assert path(2, 64, 1, (32, 32, 32), (3, 3, 3), p=1) == "plane"       # volume too large

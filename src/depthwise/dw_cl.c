@@ -33,17 +33,28 @@
  *     14x14 5x5 with 8 1.66, 7x7 with 24 0.86: 5x5 and larger from 16
  *     channels, smaller kernels from 32.
  */
-static int dw_cl_plane_wins(const dw_dims *d, int64_t P)
+static int dw_cl_plane_wins(const dw_dims *d, int64_t P, int64_t elsize)
 {
     if (d->OW <= 7)
         return 1;
+    /* Blocks of 12-16 pixels (AVX-512: 16 sums and 7 weights in registers)
+     * and the input rows prefetched move the line for 2-D 5x5 and 7x7
+     * layers (AMD EPYC family 26, AVX-512, time cl / plane, 1 and 2
+     * threads, 7 alternations, float32 unless said): 7x7 stride 1 28x28
+     * 0.54-0.55 (float64 0.60), 56x56 0.70-0.71 (float64 0.91), 112x112
+     * 0.95 / 1.35 (float64 0.98); 7x7 stride 2 from 56x56 0.71-0.73
+     * (float64 0.79); 5x5 stride 2 from 56x56 0.75-0.84 (float64
+     * 1.09-1.15), from 112x112 1.18-1.20; 5x5 stride 1 56x56 1.08-1.09
+     * (float64 1.16); 3x3 stays on the plane kernels (1.29-1.6). */
+    const int wide = d->ID == 1 && (elsize == 4 ? cc_dw_kern_f32()->cl_pb
+                                                : cc_dw_kern_f64()->cl_pb) >= 16;
     switch (d->KH) {
     case 3: /* 3-D (one plane-kernel call per depth tap): stride 1 too */
         return d->sh == 2 ? P <= 144 : d->KD > 1 && P <= 196;
     case 5:
-        return P <= (d->sh == 1 ? 784 : 400);
+        return P <= (d->sh == 1 || (wide && elsize == 4) ? 784 : 400);
     default:
-        return P <= 784;
+        return P <= (wide ? 3136 : 784);
     }
 }
 
@@ -60,12 +71,12 @@ int cc_dw_cl_applies(const dw_dims *d, int64_t elsize)
     return elems <= (double)(DW_CL_MAX_BYTES / elsize);
 }
 
-int cc_dw_cl_wanted(const dw_dims *d)
+int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
 {
     const int64_t P = d->OH * d->OW, KK = d->KD * d->KH * d->KW;
     if (d->KH < 2 || d->OH < 2 || d->C < (KK >= 25 ? 16 : 32))
         return 0;
-    return dw_plane3_spec(d) ? dw_cl_plane_wins(d, P) : P <= (d->KD == 1 ? 2048 : 1024);
+    return dw_plane3_spec(d) ? dw_cl_plane_wins(d, P, elsize) : P <= (d->KD == 1 ? 2048 : 1024);
 }
 
 #define CC_TEMPLATE "depthwise/dw_cl.inc"

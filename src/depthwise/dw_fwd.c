@@ -27,7 +27,7 @@ int cc_dw_fwd_wanted(int path, const cc_geom *g, int64_t elsize)
         return 1;
     dw_dims d;
     dw_dims_get(g, &d);
-    return cc_dw_cl_wanted(&d);
+    return cc_dw_cl_wanted(&d, elsize);
 }
 
 #define CC_TEMPLATE "depthwise/dw_fwd.inc"

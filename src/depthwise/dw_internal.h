@@ -115,6 +115,7 @@
                                         int64_t npairs, T *out);              \
     typedef struct dw_kern_##SFX {                                            \
         int rk_r; /* output rows per step of the plane kernels */            \
+        int cl_pb; /* widest pixel block of the channels-last kernel */      \
         dw_rows_##SFX##_fn rows;                                              \
         dw_plane_##SFX##_fn plane[3][2]; /* [dw_plane_k(K)][S == 2] */        \
         dw_wg_##SFX##_fn wg;                                                  \
@@ -178,6 +179,17 @@ static inline int dw_exact_div(int64_t a, int64_t s, int64_t *q)
 }
 
 /* Zeroed memory aligned to 64 bytes; NULL on failure or overflow. */
+/* Prefetch (for reading) n rows of len bytes, pitch bytes apart, from p;
+ * the addresses formed as integers (the last rows' lines past an array
+ * end may be touched by a prefetch, never by a C pointer). */
+static inline void dw_prefetch_rows(const void *p, int64_t pitch, int64_t n, int64_t len)
+{
+    const uintptr_t b = (uintptr_t)p;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t q = 0; q < len + 63; q += 64)
+            __builtin_prefetch((const void *)(b + (uintptr_t)(i * pitch + q)), 0, 3);
+}
+
 static inline void *dw_zalloc(int64_t bytes)
 {
     if (bytes < 0 || (uint64_t)bytes > (uint64_t)PTRDIFF_MAX - 128)
@@ -311,7 +323,7 @@ int64_t cc_dw_nhwc_block(int64_t elsize);
  * per-thread buffers within DW_CL_MAX_BYTES); 1 when the defaults want it
  * (dw_cl.c says where it wins). */
 int cc_dw_cl_applies(const dw_dims *d, int64_t elsize);
-int cc_dw_cl_wanted(const dw_dims *d);
+int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize);
 int cc_dw_fwd_cl_f32(const dw_dims *d, const float *x, const float *w,
                                const float *bias, float *y, int nthreads);
 int cc_dw_fwd_cl_f64(const dw_dims *d, const double *x, const double *w,

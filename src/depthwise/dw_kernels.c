@@ -40,6 +40,7 @@
 
 const DW_KERN_T CC_ISA_NAME(cc_dw_kern) = {
     DW_RK_R,
+    DW_CL_PBMAX,
     DW_FN(rows),
     {{DW_FN(k3s1), DW_FN(k3s2)}, {DW_FN(k5s1), DW_FN(k5s2)}, {DW_FN(k7s1), DW_FN(k7s2)}},
     DW_FN(wg),
