@@ -5,9 +5,9 @@
  * the build, with that set's flags (src/meson.build: kernel_families).
  * The vector kernels transpose whole V x V register blocks (the vector
  * layer's VTRANSPOSE: AVX2 8x8 of 32-bit elements, AVX-512 16x16, NEON
- * 4x4; half those sides for 64-bit) and the ragged edges element by
- * element; the scalar kernel, the edges' loop alone, is the reference the
- * others are tested against.
+ * 4x4; half those sides for 64-bit), the ragged edges as partial blocks
+ * through stack tiles; the scalar kernel, an element loop, is the
+ * reference the others are tested against.
  */
 #include "simd/vec.h"
 #include "tr_internal.h"
@@ -26,7 +26,7 @@ static void CC_ISA_NAME(cc_tr_tile)(const void *src, int64_t ls, void *dst, int6
     TR_BITS *d = (TR_BITS *)dst;
     CC_TR_EDGES(TR_BITS, s, ls, d, ld, nr, nc, 0, 0);
 #else
-    CC_TR_BLOCKED(CC_T, TR_BITS, V, VTRANSPOSE, src, ls, dst, ld, nr, nc);
+    CC_TR_BLOCKED(CC_T, V, VTRANSPOSE, src, ls, dst, ld, nr, nc);
 #endif
 }
 
