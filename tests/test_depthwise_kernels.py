@@ -338,20 +338,22 @@ def test_channels_last_small_planes(dtype, isa_guard):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_channels_last_wide_rows(dtype, isa_guard):
-    """Rows of 8-64 output pixels at stride 1 through the channels-last
-    kernel's pixel blocks (4, 8, and on AVX-512 12, 14 and 16, the last one
-    of a row overlapping the one before): 3-, 5- and 7-tap rows at dilation
-    1 and 2, every ISA, against the reference (check_case runs every path
-    that applies, channels-last among them)."""
+    """Rows of 4-64 output pixels through the channels-last kernel's pixel
+    blocks (4, 8, and on AVX-512 12, 14 and 16, the last one of a row
+    overlapping the one before): 3-, 5- and 7-tap rows at stride 1 with
+    dilation 1 and 2, and at stride 2, every ISA, against the reference
+    (check_case runs every path that applies, channels-last among them)."""
     rng = np.random.default_rng(2026)
-    widths = list(range(8, 18)) + [20, 24, 28, 31, 33, 40, 47, 56, 64]
-    for i, ow in enumerate(widths):
+    widths = list(range(4, 18)) + [20, 24, 28, 31, 33, 40, 47, 56, 64]
+    for i, ow in enumerate(widths * 2):
+        st = 1 + (i >= len(widths))
         k = (3, 5, 7)[i % 3]
-        d = 1 + (i % 4 == 3) if k < 7 else 1
+        d = 1 + (i % 4 == 3) if k < 7 and st == 1 else 1
         p = (k // 2) * d
-        case = Case(1 + i % 2, int(rng.integers(8, 40)), 1, (int(rng.integers(2, 5)), ow),
-                    (k, k), (1, 1), (p, p), (d, d))
-        assert case.out[1] == ow
+        iw = (ow - 1) * st + 1 + d * (k - 1) - 2 * p + int(rng.integers(0, st))
+        case = Case(1 + i % 2, int(rng.integers(8, 40)), 1, (int(rng.integers(2, 5)) * st, iw),
+                    (k, k), (st, st), (p, p), (d, d))
+        assert case.out[1] == ow, (case.out, ow)
         assert _depthwise.fwd_applies("channels_last", case.geom(), np.dtype(dtype).itemsize)
         check_case(case, dtype, rng, use_bias=bool(i % 2), nt=1 + i % 2)
 
