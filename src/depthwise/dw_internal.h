@@ -46,6 +46,10 @@
  *          ow < OW, c < Cp; src[e] are zero-padded input rows, wr[e] the
  *          (KW, Cp) weight rows that meet them, sc and dc the element
  *          strides of one output pixel and of one tap.  ne may be 0.
+ *          With y not NULL a kernel may instead write the row straight
+ *          into channels-first memory, y[c*P + ow] for c < cn (the
+ *          channels past cn neither computed nor written), and return 1;
+ *          it returns 0 when it wrote out.
  *   split2 even[c] = x[2c], odd[c] = x[2c+1], c < npairs.
  *   join2  out[2c] = even[c], out[2c+1] = odd[c], c < npairs.
  */
@@ -104,11 +108,11 @@
     typedef void (*dw_adj2_##SFX##_fn)(int64_t n, int ne, const T *const *g,  \
                                        const T *const *wr, int64_t pw, T init,\
                                        T *out);                               \
-    typedef void (*dw_cl_##SFX##_fn)(int64_t OW, int64_t Cp, int ne,          \
-                                     const T *const *src,                     \
-                                     const T *const *wr, int64_t KW,          \
-                                     int64_t sc, int64_t dc, const T *init,   \
-                                     T *out);                                 \
+    typedef int (*dw_cl_##SFX##_fn)(int64_t OW, int64_t Cp, int ne,           \
+                                    const T *const *src,                      \
+                                    const T *const *wr, int64_t KW,           \
+                                    int64_t sc, int64_t dc, const T *init,    \
+                                    T *out, T *y, int64_t P, int64_t cn);     \
     typedef void (*dw_split2_##SFX##_fn)(const T *x, int64_t npairs, T *even, \
                                          T *odd);                             \
     typedef void (*dw_join2_##SFX##_fn)(const T *even, const T *odd,          \
