@@ -511,10 +511,11 @@ def test_fwd_path_choice(isa):
             return default_path(Case(N, C, m, in_, k, t(s), t(p), t(d)).geom(), es)
 
     wide = "channels_last" if isa == "avx512" else "plane"
-    assert path(1, 192, 1, (40, 40), (7, 7), p=3) == wide             # 7x7 s1: 784 / 3136
+    assert path(1, 192, 1, (40, 40), (7, 7), p=3) == wide             # 7x7 s1: 784 / 4096
     assert path(4, 96, 1, (56, 56), (7, 7), p=3) == wide              # ConvNeXt stage 1
     assert path(4, 96, 1, (56, 56), (7, 7), p=3, es=8) == wide
-    assert path(1, 96, 1, (57, 57), (7, 7), p=3) == "plane"
+    assert path(4, 96, 1, (64, 64), (7, 7), p=3) == wide              # 4096
+    assert path(1, 96, 1, (65, 65), (7, 7), p=3) == "plane"
     assert path(1, 96, 1, (112, 112), (7, 7), s=2, p=3) == wide       # 7x7 s2 onto 56x56
     assert path(1, 240, 1, (56, 56), (5, 5), s=2, p=2) == wide        # 5x5 s2: 400 / 784
     assert path(1, 240, 1, (56, 56), (5, 5), s=2, p=2, es=8) == "plane"  # float64: 400
