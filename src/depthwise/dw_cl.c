@@ -45,10 +45,9 @@ static int dw_cl_plane_wins(const dw_dims *d, int64_t P, int64_t elsize)
      * 0.95 / 1.35 (float64 0.98), and once the kernel wrote its rows
      * into y itself 4x96x64x64 0.66 / 0.84 (float64 0.77), 1x96x112x112
      * 0.78 / 1.08 (3 channel blocks for 2 threads); 7x7 stride 2 from
-     * 56x56 0.71-0.73
-     * (float64 0.79); 5x5 stride 2 from 56x56 0.75-0.84 (float64
-     * 1.09-1.15), from 112x112 1.18-1.20; 5x5 stride 1 56x56 1.08-1.09
-     * (float64 1.16); 3x3 stays on the plane kernels (1.29-1.6). */
+     * 56x56 0.71-0.73 (float64 0.79); 5x5 stride 2 from 56x56 0.75-0.84
+     * (float64 1.09-1.15), from 112x112 1.18-1.20; 5x5 stride 1 56x56
+     * 1.08-1.09 (float64 1.16); 3x3 stays on the plane kernels (1.29-1.6). */
     const int wide = d->ID == 1 && (elsize == 4 ? cc_dw_kern_f32()->cl_pb
                                                 : cc_dw_kern_f64()->cl_pb) >= 16;
     switch (d->KH) {

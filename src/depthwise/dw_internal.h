@@ -49,7 +49,8 @@
  *          With y not NULL a kernel may instead write the row straight
  *          into channels-first memory, y[c*P + ow] for c < cn (the
  *          channels past cn neither computed nor written), and return 1;
- *          it returns 0 when it wrote out.
+ *          it returns 0 when it wrote out.  The answer depends on OW, Cp,
+ *          KW, sc and dc only: the same for every row of a call.
  *   split2 even[c] = x[2c], odd[c] = x[2c+1], c < npairs.
  *   join2  out[2c] = even[c], out[2c+1] = odd[c], c < npairs.
  */
@@ -182,7 +183,6 @@ static inline int dw_exact_div(int64_t a, int64_t s, int64_t *q)
     return a % s == 0;
 }
 
-/* Zeroed memory aligned to 64 bytes; NULL on failure or overflow. */
 /* Prefetch (for reading) n rows of len bytes, pitch bytes apart, from p;
  * the addresses formed as integers (the last rows' lines past an array
  * end may be touched by a prefetch, never by a C pointer). */
@@ -194,6 +194,7 @@ static inline void dw_prefetch_rows(const void *p, int64_t pitch, int64_t n, int
             __builtin_prefetch((const void *)(b + (uintptr_t)(i * pitch + q)), 0, 3);
 }
 
+/* Zeroed memory aligned to 64 bytes; NULL on failure or overflow. */
 static inline void *dw_zalloc(int64_t bytes)
 {
     if (bytes < 0 || (uint64_t)bytes > (uint64_t)PTRDIFF_MAX - 128)

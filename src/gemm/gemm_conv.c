@@ -21,7 +21,7 @@
 /* float32 on 16-lane vectors (AVX-512): micro-panels of NR = 48 positions
  * and twice the work per instruction, where the rules below differ (the
  * kernel table is chosen once at import, or forced by CCONV_SIMD / tests). */
-static inline int cc_wide_f32(int64_t elsize) { return elsize == 4 && cc_ig_kern_f32()->lanes >= 16; }
+static inline int cc_wide_f32(int64_t elsize) { return elsize == 4 && cc_ig_lanes(4) >= 16; }
 
 /* Winograd F(2x2, 3x3) (src/winograd/wino_conv.c) for 2-D 3x3 stride-1 layers
  * (dilation 1-4).  With vectors of at most 8 floats (AVX2, NEON) and for
@@ -210,8 +210,8 @@ int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
  * 16-128 input channels per group, 256 output positions in the batch, rows
  * not much narrower than the kernel's reach (cc_shift_shape_ok), whatever
  * the output channels (its kernel broadcasts them); IGEMM then does not
- * run, below 16 input channels it stays.  Measured, AMD EPYC (family 26, AVX-512), 1 and
- * 2 threads, forced methods interleaved, shift / im2col + GEMM: 3x3 on
+ * run, below 16 input channels it stays.  Measured, AMD EPYC (family 26,
+ * AVX-512), 1 and 2 threads, forced methods interleaved, shift / im2col + GEMM: 3x3 on
  * 4x128x28x28 0.82-0.87, 3x3x3 on 1x128x8x14x14 0.75-0.87, 2x64x16x28x28
  * 0.55-0.57, 1x3x3 on 2x64x8x56x56 0.59-0.63, 1-D k5 64 channels
  * 0.55-0.56, dilated 1-D k3 128 channels 0.85-0.90; float64 3x3 128

@@ -25,7 +25,7 @@ int cc_conv_wgrad_igemm_suits(const cc_geom *g, int64_t elsize) {
      * g4 1.8 -> 1.3x, batch-1 14x14 and 7x7 planes unchanged or worse:
      * benches/results/heuristics-2026-12-01-intel-xeon-avx512.md) */
     if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return 0;
-    const int lanes = elsize == 4 ? cc_ig_kern_f32()->lanes : cc_ig_kern_f64()->lanes;
+    const int lanes = (int)cc_ig_lanes(elsize);
     const int64_t cog = g->c_out / g->groups;
     const int few = g->groups >= 2 ? cog <= IG_DIRECT_MAX_COG
                                    : cog <= IG_WGRAD_UNGROUPED_MAX_COG && !cc_is_1x1(g);
