@@ -5,6 +5,7 @@
     python benches/compare.py --set all --markdown --out results.md
     python benches/compare.py --cases resnet50_stem,mbv2_dw_s1_b8 --threads 2
     python benches/compare.py --cuda                # cconv on CuPy vs torch on CUDA
+    python benches/compare.py --cuda-only           # the CUDA comparison alone
 
 Contenders (each call is timed on its own; cconv and torch are interleaved,
 round-robin with a rotating start, after a warm-up, so that drift in machine
@@ -571,6 +572,19 @@ def run_cpu(args, cases, sets, failures):
     return rows, summary, ceilings
 
 
+def gpu_line():
+    """The GPU, CuPy and CUDA versions, for the machine line."""
+    try:
+        import cupy as cp
+        name = cp.cuda.runtime.getDeviceProperties(0)["name"]
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        rt = cp.cuda.runtime.runtimeGetVersion()
+        tf = "" if torch is None else "; torch's TF32 off"
+        return f"GPU {name}, CuPy {cp.__version__}, CUDA runtime {rt // 1000}.{rt % 1000 // 10}{tf}"
+    except Exception as e:   # noqa: BLE001
+        return f"GPU: none usable ({type(e).__name__})"
+
+
 def run_cuda(args, cases, sets, failures):
     """cconv on CuPy arrays vs torch on CUDA; a clear skip when either is absent."""
     try:
@@ -583,6 +597,13 @@ def run_cuda(args, cases, sets, failures):
     has_tc = torch is not None and torch.cuda.is_available()
     if not has_tc:
         print("--cuda: torch has no CUDA here; timing cconv on CuPy alone")
+    else:
+        # torch's CUDA convolutions and matrix products default to TF32 on
+        # tensor cores (10-bit mantissa): the float32 comparison is against
+        # full float32 arithmetic, as cconv computes
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+        print("--cuda: torch with TF32 off (torch.backends.cudnn.allow_tf32 = False)")
     sync = cp.cuda.Device().synchronize
     if has_tc:
         def sync():   # noqa: F811
@@ -683,6 +704,8 @@ def parse_args(argv=None):
                     help="write the markdown table and a machine line to FILE")
     ap.add_argument("--cuda", action="store_true",
                     help="also time cconv on CuPy arrays vs torch on CUDA (skipped when absent)")
+    ap.add_argument("--cuda-only", action="store_true",
+                    help="time the CUDA path alone (implies --cuda; no CPU runs)")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
     ap.add_argument("--small", action="store_true",
                     help="the small zoo-like layers (benchmarks/_cases.py SMALL) instead of the default set")
@@ -743,12 +766,14 @@ def _run_main(args, cases, sets):
     mline = machine_line(args)
     if args.busy:
         mline += f"; {args.busy} busy processes spinning beside the run"
+    if args.cuda or args.cuda_only:
+        mline += "; " + gpu_line()
     print(mline)
     if torch is None:
         print("note: torch is not installed; the torch columns are empty")
     failures = []
-    rows, summary, ceilings = run_cpu(args, cases, sets, failures)
-    if args.cuda:
+    rows, summary, ceilings = ([], [], {}) if args.cuda_only else run_cpu(args, cases, sets, failures)
+    if args.cuda or args.cuda_only:
         crow, csum = run_cuda(args, cases, sets, failures)
         rows += crow
         summary += csum

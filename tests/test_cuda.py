@@ -399,6 +399,77 @@ def test_bias_grad_helper(dtype, shape):
     assert bool((gb == _cuda_kernels.bias_grad(gpu(g))).all())
 
 
+def _random_specs(n, seed_):
+    """n random layers in CASES' format: 1-3 spatial dims, plain or
+    transposed, grouped or depthwise, strides, dilations, integer or 'same'
+    padding, output padding; every one with a non-empty output."""
+    rng = np.random.default_rng(seed_)
+    out = []
+    while len(out) < n:
+        nsp = int(rng.integers(1, 4))
+        transposed = bool(rng.random() < 0.35)
+        depthwise = bool(rng.random() < 0.25)
+        g = int(rng.integers(2, 6)) if depthwise else int(rng.choice([1, 1, 2, 3]))
+        per_in = 1 if depthwise and not transposed else int(rng.integers(1, 4))
+        per_out = 1 if depthwise and transposed else int(rng.integers(1, 4))
+        c_in, c_out = g * per_in, g * per_out
+        hi = 12 if nsp < 3 else 7
+        size = tuple(int(rng.integers(2, hi)) for _ in range(nsp))
+        k = tuple(int(rng.integers(1, 4)) for _ in range(nsp))
+        stride = tuple(int(rng.integers(1, 3)) for _ in range(nsp))
+        dil = tuple(int(rng.integers(1, 3)) for _ in range(nsp))
+        if not transposed and all(s == 1 for s in stride) and rng.random() < 0.3:
+            padding = "same"
+            pads = [d * (kk - 1) // 2 for d, kk in zip(dil, k)]
+        else:
+            padding = tuple(int(rng.integers(0, d * (kk - 1) // 2 + 2)) for d, kk in zip(dil, k))
+            pads = list(padding)
+        op = tuple(int(rng.integers(0, max(s, d))) for s, d in zip(stride, dil)) if transposed else 0
+        if transposed:
+            osz = [(i - 1) * s - 2 * p + d * (kk - 1) + o + 1
+                   for i, s, p, d, kk, o in zip(size, stride, pads, dil, k, op)]
+        elif padding == "same":
+            osz = list(size)
+        else:
+            osz = [(i + 2 * p - d * (kk - 1) - 1) // s + 1 for i, p, d, kk, s in zip(size, pads, dil, k, stride)]
+        if min(osz) < 1:
+            continue
+        N = int(rng.integers(1, 4))
+        out.append((f"random{len(out)}_{nsp}d{'T' if transposed else ''}", nsp, transposed, N, c_in, c_out,
+                    size, k, stride, padding, dil, g, op))
+    return out
+
+
+RANDOM = _random_specs(30, 20261204)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("spec", RANDOM, ids=[s[0] for s in RANDOM])
+def test_random_layers(spec, dtype):
+    """Random layers, forward and backward, every CUDA backend that takes
+    them, against the float64 reference and the CPU path."""
+    c = Case(spec)
+    rng = np.random.default_rng(seed(c.name, dtype))
+    x = randn(rng, c.x_shape, dtype)
+    w = randn(rng, c.w_shape, dtype)
+    b = randn(rng, (c.c_out,), dtype)
+    ref = c.ref_forward(x, w, b)
+    gy = randn(rng, ref.shape, dtype)
+    refs = c.ref_backward(gy, x, w)
+    cpu = c.forward(x, w, b)
+    cpus = c.backward(gy, x, w)
+    wred = c.N * math.prod(gy.shape[2:] if not c.transposed else x.shape[2:])
+    for backend in c.backends():
+        y = c.forward(gpu(x), gpu(w), gpu(b), backend=backend)
+        assert_gpu_array(y, dtype, ref.shape)
+        assert_matches_cpu(y, cpu, ref, dtype, c.red(), f"{spec} {backend} forward")
+        gots = c.backward(gpu(gy), gpu(x), gpu(w), backend=backend)
+        for name, got, cpu_r, r, red in zip(("grad_input", "grad_weight", "grad_bias"), gots, cpus, refs,
+                                            (c.red(), wred, c.N * math.prod(gy.shape[2:]))):
+            assert_gpu_array(got, dtype, r.shape)
+            assert_matches_cpu(got, cpu_r, r, dtype, red, f"{spec} {backend} {name}")
+
+
 @pytest.mark.parametrize("layer", [
     # (N, C_in, C_out, H, k, stride, groups): ResNet/MobileNet-like layers, float32
     (8, 64, 64, 56, 3, 1, 1),

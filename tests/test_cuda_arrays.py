@@ -124,7 +124,10 @@ def test_workspace_bound_is_checked():
 
 def _run(code: str, cwd) -> subprocess.CompletedProcess:
     env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
+    # the CuPy stand-in of the CPU-only GPU suite must not be importable here;
+    # the rest of PYTHONPATH stays (cconv itself may be found through it)
+    keep = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and "cuda_harness_cupy" not in p]
+    env["PYTHONPATH"] = os.pathsep.join(keep)
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600)
 
