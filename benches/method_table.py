@@ -3,7 +3,7 @@ default choice and benchmark mode's pick.
 
     python benches/method_table.py [--threads 2] [--ops forward,grad_input,grad_weight]
                                    [--extra] [--cases a,b] [--dtype float32] [--repeat 7]
-                                   [--markdown] [--out FILE]
+                                   [--markdown] [--out FILE] [--kind-table [PATH]] [--verify N]
 
 For every case (benches/benchmarks/_cases.py; --extra adds the second set)
 and operation: the method ``cconv.select_backend`` names (the default), the
@@ -18,7 +18,8 @@ printed with the CPU and ISA, so a run can be judged.
 (``cconv/kinds/<kind>.json``, read by ``cconv/_kind.py``): the problems on
 which the fastest method beat the dispatcher's rules by ``--margin`` or
 more, at this thread count (entries of other thread counts already in the
-file are kept).  Run it with ``CCONV_KIND_DEFAULTS=0``, so that "default"
+file are kept); with ``--verify N`` an entry is kept only where default and
+winner, timed again alternating N times, still differ by the margin.  Run it with ``CCONV_KIND_DEFAULTS=0``, so that "default"
 is the rules' choice and not an older table's::
 
     CCONV_KIND_DEFAULTS=0 python benches/method_table.py --extra --threads 2 \
@@ -111,6 +112,24 @@ def measure(c, op, dtype, repeat, block_s=0.05):
     return default, med, best, picked, problem(c, op, x, w, b)
 
 
+def verify(c, op, dtype, default, best, rounds, block_s=0.15):
+    """default / best timed again: the two alternate ``rounds`` times, in
+    blocks of about ``block_s`` seconds; the median ratio of the pairs."""
+    x, w, b, gy = c.arrays(dtype)
+    fd = lambda: call(c, op, x, w, b, gy, default)   # noqa: E731
+    fb = lambda: call(c, op, x, w, b, gy, best)      # noqa: E731
+    reps = {}
+    for m, f in (("d", fd), ("b", fb)):
+        f()
+        reps[m] = max(1, min(200, int(block_s / max(timed(f, 1), 1e-6))))
+    ratios = []
+    for i in range(rounds):
+        order = (("d", fd), ("b", fb)) if i % 2 == 0 else (("b", fb), ("d", fd))
+        t = {m: timed(f, reps[m]) for m, f in order}
+        ratios.append(t["d"] / t["b"])
+    return float(np.median(ratios))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
@@ -125,6 +144,10 @@ def main(argv=None):
                     help="write this CPU kind's table of defaults (default path: cconv/kinds/<kind>.json)")
     ap.add_argument("--margin", type=float, default=1.1,
                     help="a table entry needs default / fastest >= this (default 1.1)")
+    ap.add_argument("--verify", type=int, default=0, metavar="N",
+                    help="time each would-be table entry again, default and fastest alternating N "
+                         "times (blocks of ~0.15 s), and keep it only if that median is also >= "
+                         "--margin (default 0: no second measurement)")
     args = ap.parse_args(argv)
     if args.kind_table and os.environ.get("CCONV_KIND_DEFAULTS") != "0":
         ap.error("--kind-table: run with CCONV_KIND_DEFAULTS=0 (the rules' choice is the baseline)")
@@ -156,13 +179,21 @@ def main(argv=None):
         for op in ops:
             default, med, best, picked, q = measure(c, op, args.dtype, args.repeat)
             measured.add(json.dumps(_tuning.problem_key(q), sort_keys=True))
+            second = ""
             if best != default and med[default] / med[best] >= args.margin:
-                entries.append({"problem": _tuning.problem_key(q), "threads": args.threads,
-                                "method": best.value, "default": default.value, "layer": nm,
-                                "ms": {m.value: round(t, 4) for m, t in med.items()}})
+                again = verify(c, op, args.dtype, default, best, args.verify) if args.verify else None
+                if again is not None:
+                    second = f" (again: {again:.2f}{'' if again >= args.margin else ', not kept'})"
+                if again is None or again >= args.margin:
+                    e = {"problem": _tuning.problem_key(q), "threads": args.threads,
+                         "method": best.value, "default": default.value, "layer": nm,
+                         "ms": {m.value: round(t, 4) for m, t in med.items()}}
+                    if again is not None:
+                        e["again"] = round(again, 3)
+                    entries.append(e)
             every = ", ".join(f"{m.value} {t:.3g}" for m, t in sorted(med.items(), key=lambda kv: kv[1]))
             row = [nm, op, default.value, f"{med[default]:.3g}", best.value, f"{med[best]:.3g}",
-                   f"{med[default] / med[best]:.2f}", picked.value, every]
+                   f"{med[default] / med[best]:.2f}{second}", picked.value, every]
             if args.markdown:
                 print("| " + " | ".join(row) + " |", file=out, flush=True)
             else:

@@ -186,6 +186,16 @@ def empty_cache() -> None:
     _outbuf.release()
 
 
+def _kind_line() -> str:
+    from . import _dispatch, _kind
+
+    loaded = _kind.loaded_kind()
+    n = len(_dispatch._kind_defaults)
+    if loaded is None:
+        return f"{n} measured winners loaded"
+    return f"{n} measured winners loaded from the table of {loaded[0]}"
+
+
 def show_config(file: Any = None) -> None:
     """Print the version, the BLAS, the SIMD level, the threads and the CUDA path.
 
@@ -222,7 +232,7 @@ def show_config(file: Any = None) -> None:
         f"{'on' if _kernels.prefetch_rows() else 'off'})",
         f"  threads     : {get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})",
         f"  workspace   : capped at {_kernels.WORKSPACE_CAP // (1024 * 1024)} MiB per call",
-        f"  CPU kind    : {_kind.cpu_kind()} ({len(_dispatch._kind_defaults)} measured winners loaded)",
+        f"  CPU kind    : {' / '.join(_kind.cpu_kinds())} ({_kind_line()})",
         f"  tuning file : {_tuning.default_path() if _tuning.enabled() else 'off'}"
         f" ({len(_dispatch._tuning)} winners loaded)",
         f"  CUDA path   : {cuda}",

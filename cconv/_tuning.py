@@ -7,7 +7,8 @@ of calls), records the fastest in the dispatcher's table of tuned winners
 (``_dispatch.set_tuning``) and writes the tuning file.  The file is JSON:
 
     {"format": "cconv-tuning", "version": 1, "cconv": "<version>",
-     "machine": {"cpu": "<model name>", "isa": "<SIMD level>", "arch": "<machine>"},
+     "machine": {"cpu": "<model name>", "core": "family <n> model <n>", "isa": "<SIMD level>",
+                 "arch": "<machine>"},
      "entries": [{"problem": {...ConvParams fields, "dtype", "op", "channels_last"},
                   "threads": 2, "method": "implicit_gemm", "ms": {"gemm": 1.2, ...}}]}
 
@@ -67,14 +68,41 @@ def cpuinfo_value(keys: tuple) -> str | None:
     return None
 
 
+def cpuinfo_field(name: str) -> str | None:
+    """The first /proc/cpuinfo value of the field called exactly ``name``
+    ('model' is not 'model name'); None where there is none."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                key, sep, value = line.partition(":")
+                if sep and key.strip() == name:
+                    return value.strip()
+    except OSError:
+        pass
+    return None
+
+
 def _cpu_model() -> str:
     return cpuinfo_value(("model name", "Model", "CPU part")) or platform.processor() or "unknown"
 
 
+def cpu_core() -> str:
+    """The CPU's family and model numbers (x86: 'family 25 model 17'; ARM:
+    'part 0xd40'): virtual machines often name every CPU of a vendor alike
+    ('AMD EPYC'), and these numbers tell its generations apart."""
+    fam, model = cpuinfo_field("cpu family"), cpuinfo_field("model")
+    if fam is not None and model is not None:
+        return f"family {fam} model {model}"
+    part = cpuinfo_field("CPU part")
+    return f"part {part}" if part else "unknown"
+
+
 def machine() -> dict:
-    """What a tuning file is keyed by: the CPU model, the instruction set
-    cconv's kernels use, and the machine architecture."""
-    return {"cpu": _cpu_model(), "isa": _dispatch.simd_level(), "arch": platform.machine()}
+    """What a tuning file is keyed by: the CPU model (its name and its
+    family / model numbers), the instruction set cconv's kernels use, and
+    the machine architecture."""
+    return {"cpu": _cpu_model(), "core": cpu_core(), "isa": _dispatch.simd_level(),
+            "arch": platform.machine()}
 
 
 # --------------------------------------------------------------------------

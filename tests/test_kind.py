@@ -54,11 +54,57 @@ def entry(method, op="forward", threads=None) -> dict:
 
 
 def test_cpu_kind_names_vendor_and_isa():
-    kind = _kind.cpu_kind()
-    assert re.fullmatch(r"[a-z]+-[a-z0-9]+", kind), kind
+    kinds = _kind.cpu_kinds()
     isa = _dispatch.simd_level()
-    assert kind.endswith("-" + (isa if " " not in isa else "scalar"))
-    assert _kind.vendor() in kind
+    isa = isa if " " not in isa else "scalar"
+    assert kinds[-1] == f"{_kind.vendor()}-{isa}"
+    assert _kind.cpu_kind() == kinds[0]
+    core = _kind.core()
+    assert kinds == ([f"{_kind.vendor()}-{core}-{isa}"] if core else []) + [kinds[-1]]
+    for k in kinds:
+        assert re.fullmatch(r"[a-z]+(-[a-z0-9]+)?-[a-z0-9]+", k), k
+
+
+@pytest.mark.parametrize("vendor,family,isa,want", [
+    ("amd", "25", "avx512", "zen4"),   # Zen 4: AVX-512 on 256-bit units
+    ("amd", "25", "avx2", "zen3"),     # Zen 3 (family 25 without AVX-512)
+    ("amd", "26", "avx512", "zen5"),
+    ("amd", "23", "avx2", "zen2"),
+    ("amd", "21", "avx2", None),       # a family cconv does not name
+    ("amd", None, "avx2", None),
+    ("amd", "x", "avx2", None),
+    ("intel", "6", "avx512", None),    # Intel's cores are not told apart
+    ("arm", None, "neon", None),
+])
+def test_core_of(vendor, family, isa, want):
+    assert _kind.core_of(vendor, family, isa) == want
+
+
+def test_the_most_specific_shipped_table_is_loaded(tmp_path, monkeypatch):
+    """A CPU whose core has a kind of its own takes that kind's table where
+    there is one, else its vendor and ISA's."""
+    monkeypatch.setattr(_kind, "core", lambda: "zen9")
+    specific, generic = _kind.cpu_kinds()
+    assert specific.split("-")[1] == "zen9" and generic == f"{_kind.vendor()}-{specific.split('-')[2]}"
+    monkeypatch.setattr(_kind, "_DIR", str(tmp_path))
+    monkeypatch.setattr(_kind, "_loaded", [])
+    monkeypatch.delenv("CCONV_KIND_DEFAULTS", raising=False)
+    a, b = other_method(), None
+    q = _tuning._problem_of_layer(LAYER, "float32", "forward")
+    b = next((m for m in _dispatch.candidates(q) if m not in (a, _dispatch._default(q)[0])), a)
+    _kind.load_at_import()   # no table at all
+    assert _kind.loaded_kind() is None and not _dispatch._kind_defaults
+    (tmp_path / f"{generic}.json").write_text(json.dumps(table_doc([entry(a.value)], kind=generic)))
+    _kind.load_at_import()
+    assert _kind.loaded_kind() == (generic, str(tmp_path / f"{generic}.json"))
+    assert list(_dispatch._kind_defaults.values()) == [a]
+    (tmp_path / f"{specific}.json").write_text(json.dumps(table_doc([entry(b.value)], kind=specific)))
+    _kind.load_at_import()
+    assert _kind.loaded_kind()[0] == specific
+    assert list(_dispatch._kind_defaults.values()) == [b]
+    # a table of the specific kind is foreign to a CPU of the generic kind only
+    with pytest.warns(RuntimeWarning, match="is the table of"):
+        assert _kind.read_table(str(tmp_path / f"{specific}.json"), generic) == {}
 
 
 @pytest.mark.parametrize("path", TABLES, ids=[os.path.basename(p) for p in TABLES])
@@ -158,15 +204,15 @@ def test_a_new_process_loads_a_table_and_can_turn_it_off(tmp_path):
 def test_the_shipped_table_of_this_kind_is_loaded():
     """With no setting, the table of this machine's kind (where cconv ships
     one) is loaded, and a problem it lists gets its method."""
-    path = _kind.table_path(_kind.cpu_kind())
+    kind = next((k for k in _kind.cpu_kinds() if os.path.exists(_kind.table_path(k))), None)
     r = run_py("""
         import cconv
-        from cconv import _dispatch
-        print(len(_dispatch._kind_defaults))
+        from cconv import _dispatch, _kind
+        print(len(_dispatch._kind_defaults), (_kind.loaded_kind() or ["none"])[0])
     """, CCONV_KIND_DEFAULTS="1")
     assert r.returncode == 0, r.stderr
-    want = len(_kind.read_table(path, _kind.cpu_kind())) if os.path.exists(path) else 0
-    assert int(r.stdout) == want
+    want = len(_kind.read_table(_kind.table_path(kind), kind)) if kind else 0
+    assert r.stdout.split() == [str(want), kind or "none"]
     assert "ignoring" not in r.stderr
 
 

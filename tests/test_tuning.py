@@ -106,7 +106,7 @@ def test_tune_writes_and_a_new_process_uses_it(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["garbage", "not_json_object", "other_format", "version",
-                                  "foreign_cpu", "foreign_isa", "no_entries"])
+                                  "foreign_cpu", "foreign_core", "no_core", "foreign_isa", "no_entries"])
 def test_bad_files_are_ignored_with_a_warning(tmp_path, kind):
     path = tmp_path / "tuning.json"
     good = [entry("gemm")]
@@ -120,6 +120,10 @@ def test_bad_files_are_ignored_with_a_warning(tmp_path, kind):
         write_file(path, good, version=99)
     elif kind == "foreign_cpu":
         write_file(path, good, machine=dict(_tuning.machine(), cpu="Some Other CPU"))
+    elif kind == "foreign_core":  # the same model name, another generation (a VM's "AMD EPYC")
+        write_file(path, good, machine=dict(_tuning.machine(), core="family 99 model 1"))
+    elif kind == "no_core":  # a file of a cconv that did not record the core
+        write_file(path, good, machine={k: v for k, v in _tuning.machine().items() if k != "core"})
     elif kind == "foreign_isa":
         write_file(path, good, machine=dict(_tuning.machine(), isa="neon"))
     else:
@@ -208,3 +212,14 @@ def test_default_path_and_the_empty_variable(tmp_path):
     assert r.stdout.split()[:2] == ["gemm", "tuning"], r.stdout + r.stderr
     r = run_py(CHECK, "", XDG_CACHE_HOME=str(tmp_path))
     assert r.stdout.split()[1] == "default", r.stdout + r.stderr
+
+
+def test_cpu_core_reads_family_and_model():
+    core = _tuning.cpu_core()
+    fam, model = _tuning.cpuinfo_field("cpu family"), _tuning.cpuinfo_field("model")
+    if fam is not None and model is not None:
+        assert core == f"family {fam} model {model}"
+        assert model.isdigit()  # the "model" field, not "model name"
+    else:
+        assert core.startswith("part ") or core == "unknown"
+    assert _tuning.machine()["core"] == core
