@@ -16,6 +16,8 @@ from __future__ import annotations
 import pathlib
 import zlib
 
+import math
+
 import numpy as np
 import pytest
 
@@ -272,24 +274,34 @@ def test_igemm_is_the_forward_of_kxk_and_strided_convs():
     assert fwd_method(g1s, 2, 8) == "igemm"
 
 
-def test_patches_take_im2col():
+@pytest.mark.parametrize("name", ISAS)
+def test_patches_take_im2col(name):
     """Non-overlapping patches (kernel == stride, no padding, dilation 1)
-    run im2col + one GEMM (cc_is_patch); a kernel past its stride, padding
-    or dilation keeps them off that rule; the results match the reference
-    (1-3-D, groups, float32/64, 1-3 threads)."""
+    run im2col + one GEMM (cc_is_patch), except with AVX-512's kernels
+    float64 ones and float32 ones of a reduction shorter than 64, which run
+    igemm; a kernel past its stride, padding or dilation keeps them off
+    that rule; the results match the reference (1-3-D, groups, float32/64,
+    1-3 threads)."""
     def method(xs, ws, s, p=0, d=1, groups=1, es=4):
         return fwd_method(make_params(xs, ws, None, s, p, d, False, 0, groups, "t"), 2, es)
 
-    assert method((8, 3, 224, 224), (96, 3, 4, 4), 4) == "im2col"
-    assert method((8, 3, 224, 224), (768, 3, 16, 16), 16, es=8) == "im2col"
-    assert method((4, 64, 500), (64, 64, 2), 2) == "im2col"
-    assert method((2, 8, 8, 12, 12), (16, 8, 2, 2, 2), 2) == "im2col"
-    assert method((4, 64, 56, 56), (64, 16, 2, 2), 2, groups=4) == "im2col"
-    assert method((4, 64, 56, 56), (64, 64, 1, 2), (1, 2)) == "im2col"
-    assert method((8, 3, 224, 224), (96, 3, 4, 4), 4, p=1) != "im2col"       # padding
-    assert method((4, 64, 56, 56), (64, 64, 3, 3), 2, p=1) != "im2col"       # overlapping
-    assert method((4, 64, 500), (64, 64, 2), 2, d=2) != "im2col"             # dilated
-    assert method((4, 64, 56, 56), (64, 64, 2, 2), (2, 1)) != "im2col"       # stride != kernel
+    wide = name.startswith("avx512")
+    with forced_isa(name):
+        assert method((8, 3, 224, 224), (96, 3, 4, 4), 4) == ("igemm" if wide else "im2col")   # K = 48
+        assert method((2, 1, 16000), (512, 1, 10), 10) == ("igemm" if wide else "im2col")      # K = 10
+        assert method((8, 3, 224, 224), (768, 3, 16, 16), 16) == "im2col"
+        assert method((8, 3, 224, 224), (768, 3, 16, 16), 16, es=8) == ("igemm" if wide else "im2col")
+        assert method((4, 64, 500), (64, 64, 2), 2) == "im2col"
+        assert method((4, 64, 500), (64, 64, 2), 2, es=8) == ("igemm" if wide else "im2col")
+        assert method((2, 8, 8, 12, 12), (16, 8, 2, 2, 2), 2) == "im2col"                     # K = 64
+        assert method((4, 64, 56, 56), (64, 16, 2, 2), 2, groups=4) == "im2col"
+        assert method((4, 64, 56, 56), (64, 64, 1, 2), (1, 2)) == "im2col"
+        assert method((8, 3, 224, 224), (96, 3, 4, 4), 4, p=1) != "im2col"       # padding
+        assert method((4, 64, 56, 56), (64, 64, 3, 3), 2, p=1) != "im2col"       # overlapping
+        assert method((4, 64, 500), (64, 64, 2), 2, d=2) != "im2col"             # dilated
+        assert method((4, 64, 56, 56), (64, 64, 2, 2), (2, 1)) != "im2col"       # stride != kernel
+    if name != ISAS[0]:
+        return   # the results below run on the CPU's own kernels, once
     rng = np.random.default_rng(31)
     for _ in range(24):
         nsp = int(rng.integers(1, 4))
@@ -303,7 +315,9 @@ def test_patches_take_im2col():
         x = rng.standard_normal((int(rng.integers(1, 3)), cig * groups) + size).astype(dtype)
         w = rng.standard_normal((cog * groups, cig) + k).astype(dtype)
         b = rng.standard_normal(cog * groups).astype(dtype)
-        assert method(x.shape, w.shape, k, groups=groups) == "im2col"
+        K = cig * math.prod(k)
+        want = "igemm" if _kernels.isa().startswith("avx512") and (dtype == np.float64 or K < 64) else "im2col"
+        assert method(x.shape, w.shape, k, groups=groups, es=np.dtype(dtype).itemsize) == want
         ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
                        stride=k, pad_before=(0,) * nsp, dilation=(1,) * nsp, groups=groups)
         for nt in (1, 3):

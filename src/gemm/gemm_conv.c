@@ -140,7 +140,21 @@ static int cc_small_deep(const cc_geom *g, int64_t elsize) {
  * EPYC AVX2, 2 threads, im2col / igemm time, 3 alternations: float32
  * 0.68-0.95 -- 8x3x224x224 4x4 stride 4 -> 96 0.68, 16x16 stride 16 -> 768
  * 0.90, 4x256x56x56 2x2 stride 2 -> 512 0.82, 1-D k2 s2 512 -> 512 0.79;
- * float64 0.78-1.03; 1 thread 0.91-1.10), so no other method wants them. */
+ * float64 0.78-1.03; 1 thread 0.91-1.10), so no other method wants them --
+ * except with AVX-512's kernels, where igemm takes float64 patches and
+ * float32 ones of a reduction shorter than 64 (AMD EPYC family 25, Zen 4,
+ * igemm / im2col time, 1 and 2 threads, 7 alternations: float32 K = 48
+ * (3 channels, 4x4) 0.83-0.95, K = 10 0.77; K >= 192 0.93-1.03 and 8x64x4000
+ * k4 1.14 / 1.03 stay on im2col; float64 0.77-1.03, median 0.89 over 11
+ * layers at 1 and 2 threads; the same winners in the tables of Zen 4 and
+ * Zen 5, cconv/kinds/amd-*avx512.json: ConvNeXt's 4x4 patches 1.24-1.30,
+ * float64 ViT 16x16 1.18, 1-D k2 s2 1.15-1.42). */
+static int cc_patch_igemm(const cc_geom *g, int64_t elsize) {
+    if (cc_ig_lanes(4) < 16) return 0;
+    const int64_t K = g->c_in / g->groups * g->k[0] * g->k[1] * g->k[2];
+    return elsize == 8 || K < 64;
+}
+
 int cc_conv_fwd_applies(int m, const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return 0;
     switch (m) {
@@ -159,7 +173,8 @@ int cc_conv_fwd_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize) {
     case CC_M_IM2COL:
     case CC_M_GEMM_1X1: return 1;
     case CC_M_SHIFT: return !cc_is_1x1(g) && !cc_is_patch(g) && cc_shift_wanted(g);
-    case CC_M_IGEMM: return !cc_is_1x1(g) && !cc_is_patch(g) && !cc_small_deep(g, elsize);
+    case CC_M_IGEMM:
+        return !cc_is_1x1(g) && (!cc_is_patch(g) || cc_patch_igemm(g, elsize)) && !cc_small_deep(g, elsize);
     case CC_M_WINO:
         return !cc_is_patch(g) && !cc_small_deep(g, elsize) && cc_wino_wanted(g, elsize);
     default: return 0;
