@@ -277,9 +277,9 @@ def test_igemm_is_the_forward_of_kxk_and_strided_convs():
 @pytest.mark.parametrize("name", ISAS)
 def test_patches_take_im2col(name):
     """Non-overlapping patches (kernel == stride, no padding, dilation 1)
-    run im2col + one GEMM (cc_is_patch), except with AVX-512's kernels
-    float64 ones and float32 ones of a reduction shorter than 64, which run
-    igemm; a kernel past its stride, padding or dilation keeps them off
+    run im2col + one GEMM (cc_is_patch), except 3-D ones with depth taps
+    and, with AVX-512's kernels, float64 ones and float32 ones of a
+    reduction shorter than 64, which run igemm; a kernel past its stride, padding or dilation keeps them off
     that rule; the results match the reference (1-3-D, groups, float32/64,
     1-3 threads)."""
     def method(xs, ws, s, p=0, d=1, groups=1, es=4):
@@ -293,7 +293,11 @@ def test_patches_take_im2col(name):
         assert method((8, 3, 224, 224), (768, 3, 16, 16), 16, es=8) == ("igemm" if wide else "im2col")
         assert method((4, 64, 500), (64, 64, 2), 2) == "im2col"
         assert method((4, 64, 500), (64, 64, 2), 2, es=8) == ("igemm" if wide else "im2col")
-        assert method((2, 8, 8, 12, 12), (16, 8, 2, 2, 2), 2) == "im2col"                     # K = 64
+        assert method((2, 8, 8, 12, 12), (16, 8, 2, 2, 2), 2) == "igemm"                      # 3-D
+        assert method((2, 8, 8, 12, 12), (16, 8, 2, 2, 2), 2, es=8) == "igemm"
+        assert method((2, 8, 8, 12, 12), (16, 8, 1, 2, 2), (1, 2, 2)) == (                    # one depth
+            "igemm" if wide else "im2col")                                                      # tap, K = 32
+        assert method((2, 32, 8, 12, 12), (16, 32, 1, 2, 2), (1, 2, 2)) == "im2col"           # K = 128
         assert method((4, 64, 56, 56), (64, 16, 2, 2), 2, groups=4) == "im2col"
         assert method((4, 64, 56, 56), (64, 64, 1, 2), (1, 2)) == "im2col"
         assert method((8, 3, 224, 224), (96, 3, 4, 4), 4, p=1) != "im2col"       # padding
@@ -316,7 +320,8 @@ def test_patches_take_im2col(name):
         w = rng.standard_normal((cog * groups, cig) + k).astype(dtype)
         b = rng.standard_normal(cog * groups).astype(dtype)
         K = cig * math.prod(k)
-        want = "igemm" if _kernels.isa().startswith("avx512") and (dtype == np.float64 or K < 64) else "im2col"
+        want = "igemm" if (nsp == 3 and k[0] >= 2) or (
+            _kernels.isa().startswith("avx512") and (dtype == np.float64 or K < 64)) else "im2col"
         assert method(x.shape, w.shape, k, groups=groups, es=np.dtype(dtype).itemsize) == want
         ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
                        stride=k, pad_before=(0,) * nsp, dilation=(1,) * nsp, groups=groups)

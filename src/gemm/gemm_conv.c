@@ -148,8 +148,13 @@ static int cc_small_deep(const cc_geom *g, int64_t elsize) {
  * k4 1.14 / 1.03 stay on im2col; float64 0.77-1.03, median 0.89 over 11
  * layers at 1 and 2 threads; the same winners in the tables of Zen 4 and
  * Zen 5, cconv/kinds/amd-*avx512.json: ConvNeXt's 4x4 patches 1.24-1.30,
- * float64 ViT 16x16 1.18, 1-D k2 s2 1.15-1.42). */
+ * float64 ViT 16x16 1.18, 1-D k2 s2 1.15-1.42); float32 1-D patches of
+ * K = 128-1024 stay on im2col (Zen 4: 0.90-1.14, most above 1).  3-D
+ * patches with >= 2 depth taps take igemm with every kernel set (2x2x2
+ * patches, K = 64-256, Zen 4, 1 and 2 threads: AVX-512 float32 0.52-0.85,
+ * AVX2 float32 0.66-0.87, AVX2 float64 0.81-1.00). */
 static int cc_patch_igemm(const cc_geom *g, int64_t elsize) {
+    if (g->k[0] >= 2) return 1;
     if (cc_ig_lanes(4) < 16) return 0;
     const int64_t K = g->c_in / g->groups * g->k[0] * g->k[1] * g->k[2];
     return elsize == 8 || K < 64;
