@@ -19,8 +19,9 @@ printed with the CPU and ISA, so a run can be judged.
 which the fastest method beat the dispatcher's rules by ``--margin`` or
 more, at this thread count (entries of other thread counts already in the
 file are kept); with ``--verify N`` an entry is kept only where default and
-winner, timed again alternating N times, still differ by the margin.  Run it with ``CCONV_KIND_DEFAULTS=0``, so that "default"
-is the rules' choice and not an older table's::
+winner, timed again alternating N times, still differ by the margin.  Run
+it with ``CCONV_KIND_DEFAULTS=0``, so that "default" is the rules' choice
+and not an older table's::
 
     CCONV_KIND_DEFAULTS=0 python benches/method_table.py --extra --threads 2 \
         --ops forward,grad_input,grad_weight --markdown --kind-table

@@ -63,8 +63,9 @@ def _isa() -> str:
     return "scalar" if " " in isa else isa  # "scalar" also for a build without SIMD kernels
 
 
-# AMD's x86 families by core: 0x17 Zen 1/2, 0x19 Zen 3 (no AVX-512) and
-# Zen 4 (AVX-512 on 256-bit units), 0x1A Zen 5 (512-bit units)
+# AMD's x86 families by core: 0x17 Zen 1 and 2 (named "zen2"), 0x19 Zen 3
+# (no AVX-512) and Zen 4 (AVX-512 on 256-bit units), 0x1A Zen 5 (512-bit
+# units)
 _AMD_CORES = {23: "zen2", 25: "zen3", 26: "zen5"}
 
 

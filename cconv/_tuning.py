@@ -55,31 +55,28 @@ def default_path() -> str:
     return os.path.join(base, "cconv", "tuning.json")
 
 
-def cpuinfo_value(keys: tuple) -> str | None:
-    """The first /proc/cpuinfo value whose line starts with one of ``keys``
-    (None where there is none or the file cannot be read)."""
+def _cpuinfo_pairs():
+    """(field, value) of each /proc/cpuinfo line (none where it cannot be read)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
-                if line.startswith(keys):
-                    return line.split(":", 1)[1].strip()
+                key, sep, value = line.partition(":")
+                if sep:
+                    yield key, value.strip()
     except OSError:
-        pass
-    return None
+        return
+
+
+def cpuinfo_value(keys: tuple) -> str | None:
+    """The first /proc/cpuinfo value whose line starts with one of ``keys``
+    (None where there is none or the file cannot be read)."""
+    return next((v for k, v in _cpuinfo_pairs() if k.startswith(keys)), None)
 
 
 def cpuinfo_field(name: str) -> str | None:
     """The first /proc/cpuinfo value of the field called exactly ``name``
     ('model' is not 'model name'); None where there is none."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                key, sep, value = line.partition(":")
-                if sep and key.strip() == name:
-                    return value.strip()
-    except OSError:
-        pass
-    return None
+    return next((v for k, v in _cpuinfo_pairs() if k.strip() == name), None)
 
 
 def _cpu_model() -> str:
