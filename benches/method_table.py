@@ -150,6 +150,8 @@ def main(argv=None):
                          "times (blocks of ~0.15 s), and keep it only if that median is also >= "
                          "--margin (default 0: no second measurement)")
     args = ap.parse_args(argv)
+    if args.verify < 0 or args.repeat < 1 or args.threads < 1:
+        ap.error("--verify must be >= 0, --repeat and --threads >= 1")
     if args.kind_table and os.environ.get("CCONV_KIND_DEFAULTS") != "0":
         ap.error("--kind-table: run with CCONV_KIND_DEFAULTS=0 (the rules' choice is the baseline)")
     cconv.set_num_threads(args.threads)
@@ -157,6 +159,10 @@ def main(argv=None):
     if args.extra:
         allc.update(EXTRA)
     names = args.cases.split(",") if args.cases else list(allc)
+    unknown = [n for n in names if n not in allc]
+    if unknown:
+        ap.error(f"--cases: unknown {', '.join(unknown)} (known: {', '.join(allc)}; --extra adds "
+                 "the second set)")
     ops = [o for o in args.ops.split(",") if o]
     for o in ops:
         if o not in OPS:

@@ -1,11 +1,15 @@
-"""benches/winograd_error.py and benches/mca_kernels.py: the transforms the
-error study evaluates are Winograd's (exact in float64), its float32 figures
-order the tile sizes as measured, and the llvm-mca driver cuts the right
-loop out of a kernel's assembly."""
+"""benches/winograd_error.py, benches/mca_kernels.py and
+benches/method_table.py: the transforms the error study evaluates are
+Winograd's (exact in float64), its float32 figures order the tile sizes as
+measured, the llvm-mca driver cuts the right loop out of a kernel's
+assembly, and the method table writes a valid table of defaults."""
 
 import importlib.util
+import json
 import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -90,3 +94,46 @@ def test_a_kernel_under_llvm_mca(mca, tmp_path):
     loop = mca.hottest_loop(mca.function_body(open(s).read().splitlines(), "cc_ig_ukr_f32_avx2"))
     assert sum("vfmadd" in ln for ln in loop) >= 12
     assert mca.mca(shutil.which("llvm-mca"), "haswell", loop) > 0
+
+
+METHOD_TABLE = os.path.join(_BENCHES, "method_table.py")
+
+
+def _method_table(args, tmp_path, **env):
+    e = dict(os.environ, **env)
+    return subprocess.run([sys.executable, METHOD_TABLE] + args, capture_output=True, text=True,
+                          env=e, cwd=tmp_path, timeout=600)
+
+
+def test_method_table_writes_a_kind_table(tmp_path):
+    """One small layer, every method timed, the table written for this
+    CPU's kind; an entry (where one is kept) names a method faster than the
+    rules' choice by the margin in both measurements."""
+    from cconv import _kind
+
+    out, table = tmp_path / "rows.md", tmp_path / "kind.json"
+    r = _method_table(["--extra", "--cases", "mbv2_dw_s2_b1,dw_tconv_k4", "--threads", "1", "--ops",
+                       "forward,grad_weight", "--repeat", "2", "--verify", "2", "--margin", "1.02",
+                       "--markdown", "--out", str(out), "--kind-table", str(table)],
+                      tmp_path, CCONV_KIND_DEFAULTS="0")
+    assert r.returncode == 0, r.stderr
+    rows = [ln for ln in out.read_text().splitlines() if ln.startswith("| ") and "| op |" not in ln]
+    assert len(rows) == 4 and all(ln.count("|") == 10 for ln in rows), rows
+    doc = json.loads(table.read_text())
+    assert doc["kind"] == _kind.cpu_kind() and doc["margin"] == 1.02
+    for e in doc["entries"]:
+        assert e["threads"] == 1 and e["method"] != e["default"]
+        assert e["ms"][e["default"]] / e["ms"][e["method"]] >= 1.02 and e["again"] >= 1.02
+    assert _kind.read_table(str(table), _kind.cpu_kind()) is not None
+
+
+@pytest.mark.parametrize("args,env,match", [
+    (["--verify", "-1"], {"CCONV_KIND_DEFAULTS": "0"}, "--verify"),
+    (["--repeat", "0"], {"CCONV_KIND_DEFAULTS": "0"}, "--repeat"),
+    (["--kind-table"], {"CCONV_KIND_DEFAULTS": "1"}, "CCONV_KIND_DEFAULTS=0"),
+    (["--ops", "backward"], {"CCONV_KIND_DEFAULTS": "0"}, "--ops"),
+    (["--cases", "no_such_layer"], {"CCONV_KIND_DEFAULTS": "0"}, "no_such_layer"),
+])
+def test_method_table_argument_errors(tmp_path, args, env, match):
+    r = _method_table(args, tmp_path, **env)
+    assert r.returncode == 2 and match in r.stderr, r.stderr
