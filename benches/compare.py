@@ -41,7 +41,9 @@ grad_input and grad_weight), the fraction of a GEMM ceiling measured in the
 same run, the memory traffic (GB/s: the bytes of every array the call
 reads or writes, each counted once, over the median time) and its fraction
 of a copy bandwidth measured in the same run (see copy_ceiling; layers whose
-arrays stay in the caches between calls can exceed it), the time ratios
+arrays stay in the caches between calls can exceed it: the run also
+measures copies within the L2 and the L3, cache_copy_ceiling, which
+benches/targets.py uses for layers that fit them), the time ratios
 cconv/torch, cconv/ort and cconv/numpy (below 1: cconv is faster), minor page faults
 per call of cconv and torch (getrusage ru_minflt around each call; the
 first touch of a fresh page costs ~1 us), the backend
@@ -300,6 +302,71 @@ def copy_ceiling(repeat, mib=64):
     return res
 
 
+def cache_sizes():
+    """{"L2": bytes, "L3": bytes} of the first CPU's data/unified caches, from
+    sysfs (Linux); the levels it does not list are left out."""
+    out = {}
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        entries = sorted(os.listdir(base))
+    except OSError:
+        return out
+    for e in entries:
+        if not e.startswith("index"):
+            continue
+        try:
+            with open(f"{base}/{e}/level") as f:
+                level = int(f.read())
+            with open(f"{base}/{e}/type") as f:
+                kind = f.read().strip()
+            with open(f"{base}/{e}/size") as f:
+                txt = f.read().strip()
+        except (OSError, ValueError):
+            continue
+        if level < 2 or kind == "Instruction":
+            continue
+        mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(txt[-1:].upper(), 1)
+        try:
+            out[f"L{level}"] = int(txt.rstrip("KkMmGg")) * mult
+        except ValueError:
+            continue
+    return out
+
+
+def cache_copy_ceiling(repeat, sizes=None):
+    """GB/s of copies that stay in a cache level (bytes read plus written,
+    best call): per level, source and destination together take half of
+    that level's size (a core's L2; the L3), copied enough times per timed
+    call to move ~64 MiB, with NumPy (one core) and with torch's copy_
+    (threaded) when installed.  The roof a layer whose arrays stay in that
+    level between calls meets (copy_ceiling is the DRAM one).  Returns
+    {level: (the level's size in bytes, GB/s)}."""
+    sizes = cache_sizes() if sizes is None else sizes
+    res = {}
+    for level in ("L2", "L3"):
+        if level not in sizes:
+            continue
+        n = max(1024, sizes[level] // 4 // 4)          # each array 1/4 of the level
+        src = np.ones(n, np.float32)
+        dst = np.empty_like(src)
+        inner = max(1, (64 << 20) // (2 * src.nbytes))  # ~64 MiB moved per timed call
+        def np_copy():
+            for _ in range(inner):
+                np.copyto(dst, src)
+        best = 0.0
+        r = run_interleaved({"np": np_copy}, max(3, repeat // 2), 1)
+        best = max(best, inner * 2 * src.nbytes / min(r["np"][0]) / 1e9)
+        if torch is not None:
+            ts, td = torch.from_numpy(src), torch.from_numpy(dst)
+            def t_copy():
+                for _ in range(inner):
+                    td.copy_(ts)
+            r = run_interleaved({"t": t_copy}, max(3, repeat // 2), 1)
+            best = max(best, inner * 2 * src.nbytes / min(r["t"][0]) / 1e9)
+        res[level] = (sizes[level], best)
+    return res
+
+
 def traffic_bytes(which, x, w, b, got):
     """Bytes of the arrays one timed call reads or writes, each once: forward
     x, w, b and the output; the backward set's call is a forward and a
@@ -471,6 +538,7 @@ def run_cpu(args, cases, sets, failures):
         print(f"[T={t}] GEMM ceiling (first): "
               + ", ".join(f"{k} = {v:.1f} GFLOP/s" for k, v in ceil.items()), flush=True)
         copy = copy_ceiling(args.repeat)
+        cache = cache_copy_ceiling(args.repeat)
         # the ceilings' threads (torch's, OpenBLAS's) spin a while after
         # their last call: let them go to sleep before the first case
         time.sleep(1.0)
@@ -557,8 +625,10 @@ def run_cpu(args, cases, sets, failures):
             ceil[k] = max(v, ceil.get(k, 0.0))
         for k, v in copy_ceiling(args.repeat).items():
             copy[k] = max(v, copy.get(k, 0.0))
+        for k, (size, v) in cache_copy_ceiling(args.repeat).items():
+            cache[k] = (size, max(v, cache.get(k, (size, 0.0))[1]))
         copy_val = max(copy.values())
-        ceilings[t] = (ceil, copy)
+        ceilings[t] = (ceil, copy, cache)
         ceil_name, ceil_val = next(iter(ceil.items())) if ceil else ("none", float("nan"))
         print(f"[T={t}] GEMM ceiling (best of before/after): "
               + ", ".join(f"{k} = {v:.1f} GFLOP/s" for k, v in ceil.items())
@@ -566,10 +636,17 @@ def run_cpu(args, cases, sets, failures):
         print(f"[T={t}] copy bandwidth (best of before/after): "
               + ", ".join(f"{k} = {v:.1f} GB/s" for k, v in copy.items())
               + "; % copy uses the best", flush=True)
+        if cache:
+            print(f"[T={t}] {cache_line(cache)}", flush=True)
         for row in t_rows:
             row["% ceil"] = f"{100 * row['_gf'] / ceil_val:.0f}%" if math.isfinite(ceil_val) else "-"
             row["% copy"] = f"{100 * row['_gbs'] / copy_val:.0f}%"
     return rows, summary, ceilings
+
+
+def cache_line(cache):
+    """'L2 1024 KiB = 250.1 GB/s, L3 32768 KiB = 120.3 GB/s' (benches/targets.py reads it)."""
+    return ", ".join(f"{k} {size >> 10} KiB = {v:.1f} GB/s" for k, (size, v) in cache.items())
 
 
 def gpu_line():
@@ -784,11 +861,13 @@ def _run_main(args, cases, sets):
         parts = [f"cconv/{nm} {g:.2f} ({n} cases)"
                  for nm, g, n in (("torch", gt, nt), ("onnxruntime", go, no), ("numpy", gn, nn)) if n]
         lines.append(f"geometric mean, {which}, T={t}: " + (", ".join(parts) or "no ratios"))
-    for t, (ceil, copy) in ceilings.items():
+    for t, (ceil, copy, cache) in ceilings.items():
         lines.append(f"GEMM ceiling, T={t}: " + ", ".join(f"{k} = {v:.1f} GFLOP/s" for k, v in ceil.items())
                      + " (% ceil is against the first)")
         lines.append(f"copy bandwidth, T={t}: " + ", ".join(f"{k} = {v:.1f} GB/s" for k, v in copy.items())
                      + " (% copy is against the best)")
+        if cache:
+            lines.append(f"cache copy bandwidth, T={t}: {cache_line(cache)}")
     print("\n".join(lines))
     if args.out:
         with open(args.out, "w") as f:
