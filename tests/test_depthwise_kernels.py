@@ -434,6 +434,50 @@ def test_plane_kernels_3d(dtype, isa_guard):
         check_case(case, dtype, rng, use_bias=bool(i % 2), nt=1 + i % 3)
 
 
+def _dilated_plane_cases():
+    """Geometries of the dilated plane kernels: 3x3 across the planes,
+    stride 1, dilation 2 or 4, 2-D and 3-D (depth taps 1-3 of dilation 1-2),
+    padding from none to past the adjoint's plane reach (2D + 1: the
+    adjoint's generic path), asymmetric after-padding, planes from smaller
+    than the dilated kernel's reach (inputs narrower than a vector) to
+    several vectors wide and more rows than one step, multipliers 1-3."""
+    rng = np.random.default_rng(2024)
+    cases = []
+    while len(cases) < 30:
+        d = int(rng.choice([2, 4]))
+        three = bool(rng.integers(0, 3) == 0)
+        p = int(rng.integers(0, 2 * d + 2))
+        pa = max(0, p + int(rng.integers(-2, 2)))
+        hi = 20 if three else 60
+        in_ = [int(rng.integers(1, hi)), int(rng.integers(1, hi))]
+        k, st, dil, pad, pad_a = [3, 3], [1, 1], [d, d], [p, p], [pa, pa]
+        if three:
+            kd, dd = int(rng.integers(1, 4)), int(rng.integers(1, 3))
+            pd = int(rng.integers(0, kd))
+            in_, k, st = [int(rng.integers(1, 6))] + in_, [kd] + k, [1] + st
+            dil, pad, pad_a = [dd] + dil, [pd] + pad, [pd] + pad_a
+        if any(in_[i] + pad[i] + pad_a[i] - dil[i] * (k[i] - 1) - 1 < 0 for i in range(len(k))):
+            continue
+        cases.append(Case(int(rng.integers(1, 3)), int(rng.integers(1, 6)), int(rng.integers(1, 4)),
+                          in_, k, st, pad, dil, pad_a))
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dilated_plane_kernels(dtype, isa_guard):
+    """3x3 stride-1 dilation-2/4 layers on the dilated plane kernels (the
+    forward, and the adjoint with flipped weights where the padding is
+    within 2D): every path that takes them against the reference and the
+    scalar kernels, every ISA, 1-3 threads, with and without bias."""
+    rng = np.random.default_rng(15)
+    cases = _dilated_plane_cases()
+    assert all(_depthwise.fwd_applies("plane", c.geom(), 4) for c in cases)
+    assert sum(default_path(c.geom(), 4) == "plane" for c in cases) >= 10
+    assert sum(len(c.k) == 3 for c in cases) >= 5 and {c.dil[-1] for c in cases} == {2, 4}
+    for i, case in enumerate(cases):
+        check_case(case, dtype, rng, use_bias=bool(i % 2), nt=1 + i % 3)
+
+
 def _nhwc_cases():
     """Multiplier-1 geometries for the channels-last-memory forward: 1-3-D,
     channel counts below, on and past the kernel's channel step (8 and 16
@@ -534,9 +578,15 @@ def test_fwd_path_choice(isa):
     assert path(1, 240, 1, (28, 28), (5, 5), p=2) == "channels_last"  # 5x5 s1: up to 784
     assert path(1, 240, 1, (32, 32), (5, 5), p=2) == "plane"
     assert path(1, 240, 1, (40, 40), (5, 5), s=2, p=2) == "channels_last"  # 5x5 s2: up to 400
-    assert path(1, 256, 1, (33, 33), (3, 3), p=2, d=2) == "channels_last"  # generic: up to 2048
-    assert path(1, 256, 1, (45, 45), (3, 3), p=2, d=2) == "channels_last"
-    assert path(1, 96, 1, (56, 56), (3, 3), p=2, d=2) == "rows"
+    # 3x3 stride 1 dilation 2 and 4: the dilated plane kernels, by the 3x3 rule
+    assert path(1, 256, 1, (33, 33), (3, 3), p=2, d=2) == "plane"
+    assert path(4, 256, 1, (33, 33), (3, 3), p=4, d=4) == "plane"
+    assert path(1, 96, 1, (56, 56), (3, 3), p=2, d=2) == "plane"
+    assert path(1, 960, 1, (7, 7), (3, 3), p=2, d=2) == "channels_last"  # rows of 7
+    # other dilations and sizes: the generic row kernel, channels-last up to 2048
+    assert path(1, 256, 1, (33, 33), (3, 3), p=3, d=3) == "channels_last"
+    assert path(1, 256, 1, (45, 45), (5, 5), p=4, d=2) == "channels_last"
+    assert path(1, 96, 1, (56, 56), (3, 3), p=3, d=3) == "rows"
     assert path(4, 256, 1, (500,), (31,), p=15) == "rows"              # 1-D: never
     assert path(1, 768, 2, (7, 7), (7, 7), p=3) == "plane"            # multiplier 2: never
     assert path(1, 8, 1, (7, 7), (7, 7), p=3) == "plane"              # few channels
@@ -556,10 +606,14 @@ def test_fwd_path_choice(isa):
     assert path(2, 64, 1, (32, 32, 32), (3, 3, 3), p=1) == "plane"       # volume too large
     assert path(2, 8, 1, (8, 8, 8), (3, 3, 3), p=1) == "plane"           # few channels
     assert path(2, 64, 2, (8, 8, 8), (3, 3, 3), p=1) == "plane"          # multiplier 2
+    # dilation 2 or 4 across the planes: the dilated plane kernels, by the 3x3 rule
+    assert path(1, 64, 1, (8, 32, 32), (3, 3, 3), p=2, d=2) == "plane"
+    assert path(2, 96, 1, (8, 14, 14), (3, 3, 3), p=2, d=2) == "channels_last"  # 196
+    assert path(2, 8, 1, (8, 8, 8), (3, 3, 3), p=2, d=2) == "plane"      # few channels
     # other 3-D layers: the generic row kernel, channels-last up to 1024 a plane
-    assert path(1, 64, 1, (8, 32, 32), (3, 3, 3), p=2, d=2) == "channels_last"
-    assert path(2, 64, 1, (32, 32, 32), (3, 3, 3), p=2, d=2) == "rows"   # volume too large
-    assert path(2, 8, 1, (8, 8, 8), (3, 3, 3), p=2, d=2) == "rows"       # few channels
+    assert path(1, 64, 1, (8, 32, 32), (3, 3, 3), p=3, d=3) == "channels_last"
+    assert path(2, 64, 1, (32, 32, 32), (3, 3, 3), p=3, d=3) == "rows"   # volume too large
+    assert path(2, 8, 1, (8, 8, 8), (3, 3, 3), p=3, d=3) == "rows"       # few channels
     assert path(2, 64, 2, (8, 8, 8), (3, 4, 4), p=1) == "rows"           # multiplier 2
     bad = (1, 2, 4, 4, (1, 3, 3), (1, 3, 3), (1, 1, 1), (1, 1, 1), (1, 0, 0), (1, 1, 1))
     ok_geom = Case(1, 2, 1, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1)).geom()

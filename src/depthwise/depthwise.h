@@ -64,7 +64,8 @@ int cc_dw_nhwc_ok(const cc_geom *g, int64_t elsize);
 int cc_dw_geom_ok(const cc_geom *g);
 
 /* The forward's paths: the plane kernels (3x3/5x5/7x7, stride 1/2,
- * dilation 1 across the planes, NCHW rows), the generic row kernel (every
+ * dilation 1, or 3x3 stride 1 dilation 2/4, across the planes, NCHW rows),
+ * the generic row kernel (every
  * depthwise geometry), or channels-last blocks (multiplier 1, small planes:
  * the input transposed to channels-last blocks, vectors along the channels,
  * transposed back).  cc_dw_fwd_applies: 1 when the path can run g with

@@ -15,9 +15,16 @@
  *     0.93; 32x32 1.67, 40x40 1.25-1.34), stride 2 up to 400 (0.50-0.77;
  *     784 1.06-1.29); 7x7 up to 784 (stride 1 0.59-0.76, stride 2
  *     0.67-1.00; 40x40 stride 1 1.01-1.07, 56x56 1.21-1.23);
- *   - 2-D layers on the generic row kernel (dilation > 1, other kernel
- *     sizes, stride 3+) up to P = 2048 (3x3 dilation 2-6 on 33x33 and
- *     45x45: 0.48-0.79, 9x9 0.27, stride 3 0.27-0.29; 65x65 1.46-1.50);
+ *   - 2-D layers on the generic row kernel (other kernel sizes, stride
+ *     3+, dilations the plane kernels lack) up to P = 2048 (3x3 dilation
+ *     2-6 on 33x33 and 45x45: 0.48-0.79, 9x9 0.27, stride 3 0.27-0.29;
+ *     65x65 1.46-1.50);
+ *   - 3x3 stride 1 dilation 2 and 4 on the dilated plane kernels: the 3x3
+ *     rule (AMD EPYC Zen 4, AVX-512, float32, time cl / plane at 1 / 2
+ *     threads: 4x256x33x33 1.02 / 1.01, 1x256x33x33 0.94 / 2.11,
+ *     1x576x17x17 0.92 / 1.88, 1x960x17x17 d4 0.79 / 1.32, 8x144x28x28
+ *     1.01 / 1.08, 1x256x65x65 1.17 / 1.27; the generic row kernel they
+ *     replace took 1.6-2.8 times the plane kernels' time);
  *   - 3-D layers whose planes the plane kernels take (one call per depth
  *     tap): the 2-D rule, and 3x3 stride 1 up to P = 196 (2 threads,
  *     float32, 3x3x3: 1x192x16x28x28 cl 4.2-5.7 ms, plane 2.6-3.0;
@@ -78,7 +85,9 @@ int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
     const int64_t P = d->OH * d->OW, KK = d->KD * d->KH * d->KW;
     if (d->KH < 2 || d->OH < 2 || d->C < (KK >= 25 ? 16 : 32))
         return 0;
-    return dw_plane3_spec(d) ? dw_cl_plane_wins(d, P, elsize) : P <= (d->KD == 1 ? 2048 : 1024);
+    if (dw_plane3_spec(d) || dw_plane_dil_spec(d))
+        return dw_cl_plane_wins(d, P, elsize);
+    return P <= (d->KD == 1 ? 2048 : 1024);
 }
 
 #define CC_TEMPLATE "depthwise/dw_cl.inc"

@@ -19,14 +19,16 @@
  *                   + sum_{e<ne} sum_{t<nt} wr[e][t] * src[e][off[t] + x],
  *          0 <= x < n.  ne or nt may be 0.  Generic: any taps, any stride
  *          (through off), 3-D (entries = (kd, kh) rows), 1-D long kernels.
- *   plane  a KxK, stride-S (S = 1, 2), dilation-1 depthwise conv of one
- *          2-D input plane into M output planes, output rows [oh0, oh1):
+ *   plane  a KxK, stride-S, dilation-D depthwise conv of one 2-D input
+ *          plane into M output planes, output rows [oh0, oh1):
  *          y[j][oh][ow] = (acc ? y[j][oh][ow] : bias[j])
- *              + sum_{kh,kw<K} w[j*K*K + kh*K + kw] x[oh*S-ph+kh][ow*S-pw+kw]
+ *              + sum_{kh,kw<K} w[j*K*K + kh*K + kw]
+ *                              x[oh*S-ph+kh*D][ow*S-pw+kw*D]
  *          (x == NULL: an all-zero plane).  It copies the input rows it
  *          needs into the caller's ring of row buffers (dw_plane_<dtype>)
- *          and runs several output rows per step.  K = 3, 5 or 7:
- *          plane[dw_plane_k(K)][S == 2].
+ *          and runs several output rows per step.  K = 3, 5 or 7, S = 1
+ *          or 2, D = 1: plane[dw_plane_k(K)][S == 2]; K = 3, S = 1, D = 2
+ *          or 4: plane_dil[D == 4] (dw_plane_fn picks).
  *   wg     for taps i = e*nt + t (e < ne, t < nt): the DW_VMAX-element
  *          accumulator vp[i] gets, lane by lane, partial sums of
  *          sum_{r<nrows} sum_{x<n} g[r][x] * src[r*ne+e][off[t] + x]
@@ -93,7 +95,7 @@
         int64_t ystride;     /* elements from one output plane to the next */\
         T *ring;             /* span zeroed row buffers of S*J elements */   \
         int64_t span;        /* power of two >= rows one step reads */       \
-        int64_t J;           /* phase length, >= OW + (K-1)/S + DW_VMAX */   \
+        int64_t J;           /* phase length, >= OW + (K-1)D/S + DW_VMAX */  \
         const T *zrow;       /* S*J zeros */                                 \
         int pf;              /* prefetch rows ahead (dw_plane_pf) */         \
     } dw_plane_##SFX;                                                         \
@@ -123,6 +125,7 @@
         int cl_pb; /* widest pixel block of the channels-last kernel */      \
         dw_rows_##SFX##_fn rows;                                              \
         dw_plane_##SFX##_fn plane[3][2]; /* [dw_plane_k(K)][S == 2] */        \
+        dw_plane_##SFX##_fn plane_dil[2]; /* 3x3 stride 1, dilation 2, 4 */   \
         dw_wg_##SFX##_fn wg;                                                  \
         dw_adj2_##SFX##_fn adj2[4]; /* [K - 2] */                             \
         dw_cl_##SFX##_fn cl;                                                  \
@@ -300,6 +303,15 @@ static inline int dw_plane3_spec(const dw_dims *d)
 {
     return d->KH == d->KW && dw_plane_k(d->KH) >= 0 && d->sh == d->sw &&
            (d->sw == 1 || d->sw == 2) && d->dh == 1 && d->dw == 1;
+}
+
+/* 1 when the forward's dilated plane kernels take d's planes: 3x3 across
+ * them, stride 1, dilation 2 or 4 (the same both ways; DeepLab's dilated
+ * depthwise layers). */
+static inline int dw_plane_dil_spec(const dw_dims *d)
+{
+    return d->KH == 3 && d->KW == 3 && d->sh == 1 && d->sw == 1 && d->dh == d->dw &&
+           (d->dh == 2 || d->dh == 4);
 }
 
 

@@ -43,6 +43,7 @@ const DW_KERN_T CC_ISA_NAME(cc_dw_kern) = {
     DW_CL_PBMAX,
     DW_FN(rows),
     {{DW_FN(k3s1), DW_FN(k3s2)}, {DW_FN(k5s1), DW_FN(k5s2)}, {DW_FN(k7s1), DW_FN(k7s2)}},
+    {DW_FN(k3d2), DW_FN(k3d4)},
     DW_FN(wg),
     {DW_FN(a2k2), DW_FN(a2k3), DW_FN(a2k4), DW_FN(a2k5)},
     DW_FN(cl),

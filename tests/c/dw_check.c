@@ -125,7 +125,10 @@ static void rand_geom(cc_geom *g)
         int nsp = (int)ri(1, 3);
         int kind = (int)ri(0, 9); /* 0-4: specialised 2-D shapes, 5: long 1-D,
                                      6: 2-D, 8-40 channels, multiplier 1 (the
-                                     forward runs small planes channels-last) */
+                                     forward runs small planes channels-last),
+                                     7: 2-D 3x3 stride 1 dilation 2 or 4 (the
+                                     dilated plane kernels) */
+        const int64_t dd7 = ri(0, 1) ? 2 : 4;
         g->batch = ri(1, 3);
         g->c_in = kind == 6 ? ri(8, 40) : ri(1, 4);
         g->groups = g->c_in;
@@ -136,7 +139,7 @@ static void rand_geom(cc_geom *g)
             g->in[i] = g->out[i] = g->k[i] = g->stride[i] = g->dil[i] = 1;
             g->pad[i] = 0;
         }
-        if (kind <= 4)
+        if (kind <= 4 || kind == 7)
             nsp = 2;
         int ok = 1;
         for (int i = 3 - nsp; i < 3; i++) {
@@ -148,6 +151,10 @@ static void rand_geom(cc_geom *g)
                 d = 1;
                 if (ri(0, 3) == 0)
                     in = ri(20, 70);
+            }
+            if (kind == 7) {
+                k = 3, s = 1, d = dd7, p = ri(0, 2 * dd7 + 1);
+                in = ri(1, 40);
             }
             if (kind == 5 && nsp == 1) {
                 k = ri(1, 2) == 1 ? 31 : ri(6, 40);
