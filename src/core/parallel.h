@@ -51,7 +51,12 @@ extern "C" {
  *    300 per row; about 20 a microsecond on one core);
  *  - copies (layout transposes, the weight adjoint): bytes read;
  *  - sums (grad_bias): elements summed. */
-#define CC_GRAIN_GEMM 4.0e6
+/* GEMM family: two threads from 6e6 multiply-adds (was 4e6 a thread, 8e6
+ * for two, fitted on an AMD EPYC with AVX-512: the 2-thread / 1-thread times
+ * measured there were 0.58-0.81 from 3e6 up; layers of 6-8e6 left a core idle
+ * where torch ran two threads: on Zen 4, 2 threads, a 1-channel k1024
+ * s256 encoder 0.24 -> 0.15 ms, a 160->960 1x1 layer on 7x7 0.20 -> 0.11) */
+#define CC_GRAIN_GEMM 3.0e6
 #define CC_GRAIN_DW 2.0e6
 #define CC_GRAIN_COPY (1024.0 * 1024.0)
 #define CC_GRAIN_SUM (512.0 * 1024.0)
