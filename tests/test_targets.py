@@ -97,6 +97,22 @@ def test_medians_misses_and_roofs(tg):
     assert heads[("float32 fwd+bwd, cconv / torch", 1)][0] == pytest.approx(1.05)
 
 
+def test_nearer_levels_are_no_slower(tg):
+    text = _run([_row("forward", "resnet50_3x3", 1, "1.0", "0.5")]).replace(
+        "L2 1024 KiB = 80.0 GB/s, L3 32768 KiB = 60.0 GB/s", "L2 1024 KiB = 50.0 GB/s, L3 32768 KiB = 70.0 GB/s")
+    _, _, roofs = tg.combine(tg.parse(text))
+    lv = roofs[("float32", 1)]
+    assert lv["L2"] == (1 << 20, 70.0) and lv["L3"] == (32 << 20, 70.0) and lv["DRAM"] == (None, 20.0)
+
+
+def test_wide_table(tg):
+    runs = tg.parse(_run([_row("forward", "resnet50_3x3", 1, "2.0", "0.50", "0.70"),
+                          _row("backward", "resnet50_3x3", 1, "6.0", "0.40")]))
+    rows = tg.wide_table(runs).splitlines()
+    assert rows[0].startswith("| case | forward method | fwd / torch 1T |")
+    assert rows[2].startswith("| resnet50_3x3 | X | 0.50 | 0.70 |") and rows[2].endswith("| 0.40 |")
+
+
 def test_verdicts(tg):
     assert "beyond it" in tg.verdict(60.0, 10.0, "L3", 0.6, 0.3)          # 120% of the ceiling
     assert "L3 copy bandwidth" in tg.verdict(20.0, 60.0, "L3", 0.6, 0.3)  # 120% of L3's copy
