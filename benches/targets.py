@@ -68,22 +68,38 @@ def parse(text: str) -> list[dict]:
     runs: list[dict] = []
     cur = None
     cols = None
+    heading = None      # the dtype a heading after the machine line names
     for raw in text.splitlines():
         line = raw.strip()
-        if line.startswith("* "):        # results files list ceilings as bullets
-            line = line[2:]
-        line = re.sub(r"^run \d+: ", "", line)
+        if re.match(r"^\* run \d+: ", line):
+            # a results file's list of its runs' ceilings, after tables of
+            # its own layout: not the run the last table belongs to
+            continue
         if line.startswith("machine:"):
             m = re.search(r"dtype (\w+)", line)
             cur = {"dtype": m.group(1) if m else "float32", "machine": line, "rows": [],
                    "ceil": {}, "copy": {}, "cache": {}}
             runs.append(cur)
             cols = None
+            heading = None
             continue
         if cur is None:
             continue
+        if line.startswith("#"):
+            m = re.search(r"\b(float32|float64)\b", line)
+            heading = m.group(1) if m else heading
+            continue
         if line.startswith("| set |"):
             cols = [c.strip() for c in line.strip("|").split("|")]
+            if "cconv ms" not in cols or "cconv/torch" not in cols:
+                cols = None     # a table of another layout (per-run medians)
+                continue
+            if cur["rows"] or (heading and heading != cur["dtype"]):
+                # a second table under one machine line (a results file's
+                # own section, "## float64 ..."): a run of its own
+                cur = {"dtype": heading or cur["dtype"], "machine": cur["machine"], "rows": [],
+                       "ceil": {}, "copy": {}, "cache": {}}
+                runs.append(cur)
             continue
         if cols and (line.startswith("| forward ") or line.startswith("| backward ")):
             cells = [c.strip() for c in line.strip("|").split("|")]
@@ -385,7 +401,11 @@ def main(argv=None) -> int:
     if args.wide:
         for d in sorted({r["dtype"] for r in runs}):
             text += f"\n\n{d}, per case (median of the runs' ratios, cconv / peer):\n\n" + wide_table(runs, d)
-    print(text)
+    try:
+        print(text)
+    except BrokenPipeError:      # `| head`: the reader has what it wanted
+        sys.stderr.close()
+        return 0
     if args.out:
         with open(args.out, "w") as fh:
             fh.write(text + "\n")

@@ -58,6 +58,17 @@ def test_parse_reads_rows_ceilings_and_levels(tg):
     assert runs[0]["rows"][0]["cconv/torch"] == "0.50"
 
 
+def test_a_section_heading_names_the_dtype(tg):
+    """A results file's second table under one machine line, in a section
+    that names float64, is a float64 run of its own."""
+    text = _run([_row("forward", "resnet50_3x3", 1, "2.0", "0.50")])
+    cols = "| " + " | ".join(COLS) + " |"
+    text += "\n## float64, forward (one run)\n\n" + cols + "\n|" + "---|" * len(COLS) + "\n"
+    text += _row("forward", "resnet50_3x3", 1, "4.0", "0.30") + "\n"
+    runs = tg.parse(text)
+    assert [(r["dtype"], len(r["rows"])) for r in runs] == [("float32", 1), ("float64", 1)]
+
+
 def test_medians_misses_and_roofs(tg):
     from cconv._zoo import CASES, EXTRA
     dense, dw = CASES["resnet50_3x3"], EXTRA["convnext_dw7"]
@@ -138,7 +149,8 @@ def test_float64_dense_3x3_target(tg):
     assert x["kind"] == "float64 dense 3x3" and x["target"] == 1.0
 
 
-@pytest.mark.parametrize("name", ["compare-2026-12-04-intel-xeon-avx512.md", "compare-2026-12-03-amd-epyc-avx2.md"])
+@pytest.mark.parametrize("name", ["compare-2026-12-04-intel-xeon-avx512.md", "compare-2026-12-03-amd-epyc-avx2.md",
+                                  "compare-2026-12-04-amd-epyc-zen4-avx512.md"])
 def test_reads_the_recorded_results(tg, name):
     """Results files hold compare.py's outputs (with and without the ONNX
     Runtime column): every case of them is read."""
