@@ -283,23 +283,34 @@ def gemm_ceiling(dtype, repeat, n=1536):
     return res
 
 
+def _copy_gbs(nbytes, repeat, inner=1):
+    """GB/s (bytes read plus written, best timed call) of copying a float32
+    array of `nbytes` `inner` times a call: {"numpy copy, 1 core": ...,
+    "torch copy_": ...} (the latter threaded, when torch is installed)."""
+    src = np.ones(max(1, nbytes // 4), np.float32)
+    dst = np.empty_like(src)
+    moved = inner * 2 * src.nbytes
+    calls = {"numpy copy, 1 core": lambda: np.copyto(dst, src)}
+    if torch is not None:
+        ts, td = torch.from_numpy(src), torch.from_numpy(dst)
+        calls["torch copy_"] = lambda: td.copy_(ts)
+    res = {}
+    for name, copy in calls.items():
+        def many(copy=copy):
+            for _ in range(inner):
+                copy()
+        r = run_interleaved({"c": many}, max(3, repeat // 2), 1)
+        res[name] = moved / min(r["c"][0]) / 1e9
+    return res
+
+
 def copy_ceiling(repeat, mib=64):
     """GB/s of a large array copy at the current thread count (bytes read plus
     bytes written, best call): NumPy's copy on one core, and torch's copy_
     (threaded) when torch is installed.  The arrays are 4x the L3 of most
     machines this runs on, so this is a DRAM figure: the bandwidth a
     memory-bound layer whose arrays do not stay in cache could reach."""
-    n = mib * (1 << 20) // 4
-    src = np.ones(n, np.float32)
-    dst = np.empty_like(src)
-    res = {}
-    r = run_interleaved({"np": lambda: np.copyto(dst, src)}, max(3, repeat // 2), 1)
-    res["numpy copy, 1 core"] = 2 * src.nbytes / min(r["np"][0]) / 1e9
-    if torch is not None:
-        ts, td = torch.from_numpy(src), torch.from_numpy(dst)
-        r = run_interleaved({"t": lambda: td.copy_(ts)}, max(3, repeat // 2), 1)
-        res["torch copy_"] = 2 * src.nbytes / min(r["t"][0]) / 1e9
-    return res
+    return _copy_gbs(mib << 20, repeat)
 
 
 def cache_sizes():
@@ -344,26 +355,10 @@ def cache_copy_ceiling(repeat, sizes=None):
     sizes = cache_sizes() if sizes is None else sizes
     res = {}
     for level in ("L2", "L3"):
-        if level not in sizes:
-            continue
-        n = max(1024, sizes[level] // 4 // 4)          # each array 1/4 of the level
-        src = np.ones(n, np.float32)
-        dst = np.empty_like(src)
-        inner = max(1, (64 << 20) // (2 * src.nbytes))  # ~64 MiB moved per timed call
-        def np_copy():
-            for _ in range(inner):
-                np.copyto(dst, src)
-        best = 0.0
-        r = run_interleaved({"np": np_copy}, max(3, repeat // 2), 1)
-        best = max(best, inner * 2 * src.nbytes / min(r["np"][0]) / 1e9)
-        if torch is not None:
-            ts, td = torch.from_numpy(src), torch.from_numpy(dst)
-            def t_copy():
-                for _ in range(inner):
-                    td.copy_(ts)
-            r = run_interleaved({"t": t_copy}, max(3, repeat // 2), 1)
-            best = max(best, inner * 2 * src.nbytes / min(r["t"][0]) / 1e9)
-        res[level] = (sizes[level], best)
+        if level in sizes:
+            nbytes = max(4096, sizes[level] // 4)           # each array 1/4 of the level
+            inner = max(1, (64 << 20) // (2 * nbytes))       # ~64 MiB moved per timed call
+            res[level] = (sizes[level], max(_copy_gbs(nbytes, repeat, inner).values()))
     return res
 
 

@@ -61,6 +61,17 @@ def _first_number(cell: str) -> float | None:
     return float(m.group()) if m and cell.strip() not in ("-", "") else None
 
 
+def _new_run(dtype: str, machine: str) -> dict:
+    return {"dtype": dtype, "machine": machine, "rows": [], "ceil": {}, "copy": {}, "cache": {}}
+
+
+def _best_of(line: str, prefix: str, unit: str):
+    """(T, the largest "= X unit" figure) of a "prefix, T=n: ..." line, else None."""
+    m = re.match(prefix + r", T=(\d+): (.*)", line)
+    vals = [float(v) for v in re.findall(r"= ([\d.]+) " + unit, m.group(2))] if m else []
+    return (int(m.group(1)), max(vals)) if vals else None
+
+
 def parse(text: str) -> list[dict]:
     """The compare.py outputs in `text`: a list of runs, each {"dtype",
     "machine", "rows": [{column: cell}], "ceil": {T: GFLOP/s},
@@ -77,8 +88,7 @@ def parse(text: str) -> list[dict]:
             continue
         if line.startswith("machine:"):
             m = re.search(r"dtype (\w+)", line)
-            cur = {"dtype": m.group(1) if m else "float32", "machine": line, "rows": [],
-                   "ceil": {}, "copy": {}, "cache": {}}
+            cur = _new_run(m.group(1) if m else "float32", line)
             runs.append(cur)
             cols = None
             heading = None
@@ -97,8 +107,7 @@ def parse(text: str) -> list[dict]:
             if cur["rows"] or (heading and heading != cur["dtype"]):
                 # a second table under one machine line (a results file's
                 # own section, "## float64 ..."): a run of its own
-                cur = {"dtype": heading or cur["dtype"], "machine": cur["machine"], "rows": [],
-                       "ceil": {}, "copy": {}, "cache": {}}
+                cur = _new_run(heading or cur["dtype"], cur["machine"])
                 runs.append(cur)
             continue
         if cols and (line.startswith("| forward ") or line.startswith("| backward ")):
@@ -106,11 +115,9 @@ def parse(text: str) -> list[dict]:
             if len(cells) == len(cols):
                 cur["rows"].append(dict(zip(cols, cells)))
             continue
-        m = re.match(r"GEMM ceiling, T=(\d+): (.*)", line)
-        if m:
-            vals = [float(v) for v in re.findall(r"= ([\d.]+) GFLOP/s", m.group(2))]
-            if vals:
-                cur["ceil"][int(m.group(1))] = max(vals)
+        got = _best_of(line, "GEMM ceiling", "GFLOP/s")
+        if got:
+            cur["ceil"][got[0]] = got[1]
             continue
         m = re.match(r"cache copy bandwidth, T=(\d+): (.*)", line)
         if m:
@@ -119,11 +126,9 @@ def parse(text: str) -> list[dict]:
             if lv:
                 cur["cache"][int(m.group(1))] = lv
             continue
-        m = re.match(r"copy bandwidth, T=(\d+): (.*)", line)
-        if m:
-            vals = [float(v) for v in re.findall(r"= ([\d.]+) GB/s", m.group(2))]
-            if vals:
-                cur["copy"][int(m.group(1))] = max(vals)
+        got = _best_of(line, "copy bandwidth", "GB/s")
+        if got:
+            cur["copy"][got[0]] = got[1]
     return [r for r in runs if r["rows"]]
 
 
@@ -226,11 +231,16 @@ def gmean(v):
     return math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
 
 
+def _ordered(cases: dict) -> list:
+    """cases' items by dtype, set, thread count, case."""
+    return sorted(cases.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][3], kv[0][2]))
+
+
 def misses(cases: dict) -> list[dict]:
     """Every (case, set, T, peer) whose median ratio misses its target, with
     the limits' figures."""
     out = []
-    for (dtype, which, name, t), e in sorted(cases.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][3], kv[0][2])):
+    for (dtype, which, name, t), e in _ordered(cases):
         case = KNOWN[name]
         checks = []
         if dtype == "float32" and which == "forward":
@@ -340,7 +350,7 @@ def report(runs: list[dict], show_cases: bool = False) -> str:
     if show_cases:
         lines += ["", "| dtype | set | case | T | backend | cconv / torch | cconv / ort | GFLOP/s | % ceil | "
                   "bytes | roof | % copy |", "|" + "---|" * 12]
-        for (d, which, name, t), e in sorted(cases.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][3], kv[0][2])):
+        for (d, which, name, t), e in _ordered(cases):
             lines.append(f"| {d} | {which} | {name} | {t} | {e['backend']} | "
                          f"{_ratio(e['torch'], e['torch_range'])} | {_ratio(e['ort'], e['ort_range'])} | "
                          f"{e['gf']:.1f} | {_pct(e['pct_ceil'])} | {_size(e['bytes'])} | {e['level'] or '-'} | "

@@ -85,7 +85,7 @@ int cc_dw_cl_wanted(const dw_dims *d, int64_t elsize)
     const int64_t P = d->OH * d->OW, KK = d->KD * d->KH * d->KW;
     if (d->KH < 2 || d->OH < 2 || d->C < (KK >= 25 ? 16 : 32))
         return 0;
-    if (dw_plane3_spec(d) || dw_plane_dil_spec(d))
+    if (dw_plane_spec(d))
         return dw_cl_plane_wins(d, P, elsize);
     return P <= (d->KD == 1 ? 2048 : 1024);
 }

@@ -11,7 +11,7 @@ int cc_dw_fwd_applies(int path, const cc_geom *g, int64_t elsize)
     case CC_DW_PATH_ROWS:
         return 1;
     case CC_DW_PATH_PLANE:
-        return dw_plane3_spec(&d) || dw_plane_dil_spec(&d);
+        return dw_plane_spec(&d);
     case CC_DW_PATH_CL:
         return cc_dw_cl_applies(&d, elsize);
     default:

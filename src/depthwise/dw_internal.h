@@ -28,7 +28,7 @@
  *          needs into the caller's ring of row buffers (dw_plane_<dtype>)
  *          and runs several output rows per step.  K = 3, 5 or 7, S = 1
  *          or 2, D = 1: plane[dw_plane_k(K)][S == 2]; K = 3, S = 1, D = 2
- *          or 4: plane_dil[D == 4] (dw_plane_fn picks).
+ *          or 4: plane_dil[D == 4] (DW_PLANE_PICK picks).
  *   wg     for taps i = e*nt + t (e < ne, t < nt): the DW_VMAX-element
  *          accumulator vp[i] gets, lane by lane, partial sums of
  *          sum_{r<nrows} sum_{x<n} g[r][x] * src[r*ne+e][off[t] + x]
@@ -313,6 +313,17 @@ static inline int dw_plane_dil_spec(const dw_dims *d)
     return d->KH == 3 && d->KW == 3 && d->sh == 1 && d->sw == 1 && d->dh == d->dw &&
            (d->dh == 2 || d->dh == 4);
 }
+
+/* 1 when the forward's plane kernels (dilated or not) take d's planes. */
+static inline int dw_plane_spec(const dw_dims *d)
+{
+    return dw_plane3_spec(d) || dw_plane_dil_spec(d);
+}
+
+/* The plane kernel of table kt for d's planes (dw_plane_spec(d)), at
+ * horizontal stride 2 when s2. */
+#define DW_PLANE_PICK(kt, d, s2)                                               \
+    ((d).dh > 1 ? (kt)->plane_dil[(d).dh == 4] : (kt)->plane[dw_plane_k((d).KH)][(s2)])
 
 
 /* ---- the channels-last forward (dw_cl.c) -------------------------------- */
