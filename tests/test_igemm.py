@@ -618,3 +618,39 @@ def test_igemm_narrow_tiles_under_wide_kernels(name, dtype):
     ]
     for xs, ws, s, pad, d, groups in cases:
         check_igemm_forward(rng, name, xs, ws, s, pad, d, groups, dtype, (1, 2))
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_igemm_large_bands_by_k_block(name, dtype):
+    """Packed mode with a band above IG_BAND_WHOLE_BYTES (ig_plan.h) builds
+    it one K block at a time, from the input channels that block reads,
+    and prefetches the next block's rows: blocks of whole channels (3x3,
+    5x5, 2-tap 1-D), channels cut into equal blocks where a channel's taps
+    outnumber a block (3x7x7 = 147 and 17x17 = 289 taps), 3-D with depth
+    taps outside the input (padding 2, dilation), rows outside the image,
+    1-D rows in pieces, groups, stride 1 and 2; against the reference,
+    each thread count bit-identical to one thread."""
+    rng = np.random.default_rng(zlib.crc32(f"k blocks {name} {np.dtype(dtype).name}".encode()))
+    cases = [
+        # (x shape, w shape, stride, padding, dilation, groups)
+        ((2, 96, 37, 41), (40, 96, 3, 3), (2, 2), (1, 1), (1, 1), 1),
+        ((1, 70, 30, 33), (36, 70, 5, 5), (1, 2), (2, 0), (1, 1), 1),
+        ((1, 64, 1599), (48, 64, 3), (2,), (0,), (1,), 1),
+        ((2, 300, 900), (34, 150, 2), (2,), (1,), (1,), 2),
+        ((1, 12, 9, 40, 40), (35, 12, 3, 7, 7), (1, 2, 2), (2, 3, 3), (2, 1, 1), 1),
+        ((1, 20, 60, 62), (33, 20, 17, 17), (2, 3), (8, 8), (1, 1), 1),
+        ((1, 48, 6, 20, 22), (40, 48, 3, 3, 3), (2, 1, 2), (1, 1, 1), (1, 1, 1), 1),
+    ]
+    for xs, ws, s, pad, d, groups in cases:
+        x = rng.standard_normal(xs).astype(dtype)
+        w = rng.standard_normal(ws).astype(dtype)
+        b = rng.standard_normal(ws[0]).astype(dtype)
+        ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                       stride=s, pad_before=pad, dilation=d, groups=groups)
+        with forced_isa(name):
+            y1 = run_igemm(x, w, b, s, pad, d, groups, 1)
+            err = np.abs(y1 - ref).max() / np.abs(ref).max()
+            assert err <= 5 * TOL[dtype], (name, xs, ws, err)
+            for nt in (2, 3):
+                assert np.array_equal(run_igemm(x, w, b, s, pad, d, groups, nt), y1), (name, xs, ws, nt)

@@ -25,6 +25,7 @@
 #define IG_TILE_POS 512                  /* output positions per tile, target */
 #define IG_BAND_BYTES ((int64_t)1 << 20) /* band buffer cap, per thread */
 #define IG_KC_BYTES ((int64_t)24 << 10)  /* a packed B micro-panel (kc x NR), in L1 */
+#define IG_BAND_WHOLE_BYTES ((int64_t)192 << 10) /* packed mode: larger bands go by K block */
 
 typedef struct ig_plan {
     int ok;                     /* 0: the band cannot fit its cap (no igemm); the rest unset */
@@ -45,6 +46,7 @@ typedef struct ig_plan {
     int64_t per_thread;         /* elements per thread: band + B block + tile */
     int direct;                 /* 1: B read in place from the band (no packing) */
     int64_t ov;                 /* columns shared by consecutive band rows (zeros) */
+    int kblocked;               /* packed mode: the band built per K block (its channels) */
 } ig_plan;
 
 /* Few output channels per group: packing B would cost about as
@@ -205,6 +207,24 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
         p->CS = kd * sh * sw * p->rows_ph * p->Wph;
         p->band_elems = p->cig * p->CS + p->ov;
     }
+    /* A large band in packed mode is built one K block at a time, the
+     * input channels that block reads (ig_conv.inc): blocks of whole
+     * channels, or whole channels cut into equal blocks, so that no
+     * channel is copied twice.  The whole band of a 128-channel ResNet-50
+     * 3x3 stride-2 tile is 0.9 MiB: beside the packed weight it did not
+     * stay in a 1 MiB L2, and its copy in and the packing's reads went to
+     * the L3.  AMD EPYC Zen 4, AVX-512, block / whole band time, 30
+     * alternations: 1 thread resnet50_3x3_s2 0.955, wav2vec_conv1d 0.959,
+     * r3d_conv3d_s2 0.953; 2 threads 0.99; stems with bands of 40-120 KiB
+     * lost (shorter K blocks of their 49-147 taps: 1.03-1.06), and keep
+     * the whole band. */
+    p->kblocked = !p->direct && p->band_elems * elsize > IG_BAND_WHOLE_BYTES;
+    if (p->kblocked) {
+        if (p->kk <= p->kc)
+            p->kc = p->kc / p->kk * p->kk;
+        else
+            p->kc = cc_ceil_div(p->kk, cc_ceil_div(p->kk, p->kc));
+    }
     /* split channels only when the tiles alone leave threads idle */
     const int64_t base = outer * p->nh * p->nw;
     int64_t nch = 1;
@@ -226,7 +246,7 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     /* fewer threads rather than another method where their buffers would
      * pass the workspace cap (the method must not depend on the count) */
     const int64_t fixed = ig_round_up(p->ap_elems * elsize, 64) + ig_round_up(p->K * 8, 64) + 64;
-    const int64_t per = p->per_thread * elsize + ig_round_up(p->npos * 8, 64);
+    const int64_t per = p->per_thread * elsize + ig_round_up((p->npos + p->kc) * 8, 64);
     if (p->nt > 1 && fixed + (int64_t)p->nt * per > CC_WORKSPACE_CAP)
         p->nt = (int)cc_max64(1, (CC_WORKSPACE_CAP - fixed) / per);
 }
@@ -248,7 +268,7 @@ static inline void ig_plan_koff(const cc_geom *g, const ig_plan *p, int64_t *kof
 /* Bytes of workspace: packed weight + tap offsets (int64) + per-thread buffers. */
 static inline int64_t ig_plan_bytes(const ig_plan *p, int64_t elsize) {
     return ig_round_up(p->ap_elems * elsize, 64) + ig_round_up(p->K * 8, 64) +
-           (int64_t)p->nt * (p->per_thread * elsize + ig_round_up(p->npos * 8, 64)) + 64;
+           (int64_t)p->nt * (p->per_thread * elsize + ig_round_up((p->npos + p->kc) * 8, 64)) + 64;
 }
 
 /* Weight gradient with few output channels per group (ig_wgrad.inc).
