@@ -77,7 +77,8 @@ typedef void (*ig_ukrw_f64)(int64_t nrows, int64_t w, const double *const *gy, i
  * an input row into its windows' two column phases (wino_tr_scalar.inc,
  * wino_tr.inc): with dilation d (1 or 2), e[q] = s[2 d q] and o[q] =
  * s[2 d q + d] for q < n; 1 returned when one of the 2 n values is NaN or
- * infinite. */
+ * infinite.  The split with d = 1 also fills the two column phases of a
+ * stride-2 band (ig_band.inc). */
 typedef int (*ig_wsplit_f32)(int64_t n, const float *s, int d, float *e, float *o);
 typedef int (*ig_wsplit_f64)(int64_t n, const double *s, int d, double *e, double *o);
 typedef void (*ig_wtin_f32)(int64_t nq, const float *es, int64_t sl, float *v, int64_t vs);
