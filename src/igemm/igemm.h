@@ -88,6 +88,12 @@ typedef void (*ig_wtout_f32)(int64_t nq, const float *m, int64_t ms, float bv, f
 typedef void (*ig_wtout_f64)(int64_t nq, const double *m, int64_t ms, double bv, double *r0,
                              double *r1);
 
+/* An A panel: MR rows of a row-major matrix (rows lds apart), columns
+ * [0, kc), k-major: dst[k * MR + i] = src[i * lds + k] for i < nm, 0 for
+ * nm <= i < MR (the implicit GEMM's packed weight, uk_gemm's packed A). */
+typedef void (*ig_packa_f32)(int64_t kc, const float *src, int64_t lds, int nm, float *dst);
+typedef void (*ig_packa_f64)(int64_t kc, const double *src, int64_t lds, int nm, double *dst);
+
 /* Rows of n consecutive elements from src (rows sp apart) to dst (rows dp
  * apart), plus bv when add (the direct mode's output rows with the bias;
  * the band's input rows without): dst[r dp + j] = src[r sp + j] (+ bv) for
@@ -140,6 +146,7 @@ typedef struct ig_kern_f32 {
     int snv;
     int sco[IG_SNV_MAX + 1];
     ig_ukrs_f32 ukrs;
+    ig_packa_f32 packa;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -158,6 +165,7 @@ typedef struct ig_kern_f64 {
     int snv;
     int sco[IG_SNV_MAX + 1];
     ig_ukrs_f64 ukrs;
+    ig_packa_f64 packa;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by

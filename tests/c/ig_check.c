@@ -9,7 +9,8 @@
  * every tail length) against the matrix products B^T d B and A^T M A
  * formed here, and the split of an input row into its windows' column
  * phases (dilation 1 and 2, with its NaN/infinity flag); the row copy of the band and the direct
- * mode's output; the
+ * mode's output; the transposing pack of an A panel (every kc % V, partial
+ * panels); the
  * kernels reading the band in place (ukri) and those of a partial last
  * micro-tile (ukrn, ukrin: the first nv vectors of columns).
  *
@@ -55,6 +56,8 @@ typedef struct {
     ig_ukrin_f64 in64;
     ig_wsplit_f32 ws32;
     ig_wsplit_f64 ws64;
+    ig_packa_f32 pa32;
+    ig_packa_f64 pa64;
 } isa_t;
 
 /* One entry per instruction set this build and CPU run and element type,
@@ -74,12 +77,12 @@ static void collect_isas(void)
                                  .p32 = k->packr, .mrw = k->mrw, .nrw = k->nrw, .lanes = k->lanes,
                                  .w32 = k->ukrw, .ti32 = k->wtin, .to32 = k->wtout, .rw32 = k->rows,
                                  .i32 = k->ukri, .n32 = k->ukrn, .in32 = k->ukrin,
-                                 .ws32 = k->wsplit};
+                                 .ws32 = k->wsplit, .pa32 = k->packa};
         isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = d->mr, .nr = d->nr, .f64 = d->ukr,
                                  .p64 = d->packr, .mrw = d->mrw, .nrw = d->nrw, .lanes = d->lanes,
                                  .w64 = d->ukrw, .ti64 = d->wtin, .to64 = d->wtout, .rw64 = d->rows,
                                  .i64 = d->ukri, .n64 = d->ukrn, .in64 = d->ukrin,
-                                 .ws64 = d->wsplit};
+                                 .ws64 = d->wsplit, .pa64 = d->packa};
     }
 }
 
@@ -277,6 +280,42 @@ static int check_rows(const isa_t *isa, int f64, int64_t nrows, int64_t n)
             printf("FAIL rows %s %s nrows=%lld n=%lld sp=%lld dp=%lld add=%lld at %lld: %g != %g\n",
                    isa->name, f64 ? "f64" : "f32", (long long)nrows, (long long)n, (long long)sp,
                    (long long)dp, (long long)add, (long long)i, got, want);
+            bad = 1;
+        }
+    }
+    free(src); free(dst);
+    return bad;
+}
+
+/* packa: an MR-row panel of nm rows (rows lds apart, the source ending at
+ * the last row's kc-th element: a read past it is caught by ASan), k-major,
+ * rows past nm zero; nothing written past the panel */
+static int check_packa(const isa_t *isa, int f64, int64_t kc, int nm)
+{
+    const size_t es = f64 ? 8 : 4;
+    const int mr = isa->mr;
+    const int64_t lds = kc + ri(0, 1) * ri(0, 20);
+    const int64_t ns = (nm - 1) * lds + kc, nd = kc * mr + 8;
+    char *src = malloc(es * (size_t)ns), *dst = malloc(es * (size_t)nd);
+    if (!src || !dst) { fprintf(stderr, "out of memory\n"); exit(2); }
+    for (int64_t i = 0; i < ns; i++) {
+        if (f64) ((double *)src)[i] = (double)i + 0.5;
+        else ((float *)src)[i] = (float)i + 0.5f;
+    }
+    for (int64_t i = 0; i < nd; i++) {
+        if (f64) ((double *)dst)[i] = -1.0;
+        else ((float *)dst)[i] = -1.0f;
+    }
+    if (f64) isa->pa64(kc, (const double *)src, lds, nm, (double *)dst);
+    else isa->pa32(kc, (const float *)src, lds, nm, (float *)dst);
+    int bad = 0;
+    for (int64_t q = 0; q < nd && !bad; q++) {
+        const int64_t k = q / mr, i = q % mr;
+        const double want = q >= kc * mr ? -1.0 : i < nm ? (double)(i * lds + k) + 0.5 : 0.0;
+        const double got = f64 ? ((double *)dst)[q] : ((float *)dst)[q];
+        if (got != want) {
+            printf("FAIL packa %s %s kc=%lld nm=%d lds=%lld at %lld: %g != %g\n", isa->name,
+                   f64 ? "f64" : "f32", (long long)kc, nm, (long long)lds, (long long)q, got, want);
             bad = 1;
         }
     }
@@ -492,7 +531,9 @@ int main(int argc, char **argv)
                 failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
                 failures += check_n(&isas[i], f64, ri(1, 200), (int)ri(0, 1),
                                     (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
-                checks += 7;
+                failures += check_packa(&isas[i], f64, it < 40 ? it + 1 : ri(1, 300),
+                                        (int)(ri(0, 1) ? isas[i].mr : ri(1, isas[i].mr)));
+                checks += 8;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
