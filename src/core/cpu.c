@@ -19,19 +19,35 @@ const char *cc_cpu_vendor(void)
     return "other";
 }
 
+/* The environment's 0 or 1 for a vendor choice, else 1 on every CPU but
+ * Intel's. */
+static int vendor_choice(const char *var)
+{
+    const char *env = getenv(var);
+    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0))
+        return env[0] == '1';
+    return strcmp(cc_cpu_vendor(), "intel") != 0;
+}
+
 /* -1 until decided; every thread that races here decides the same. */
-static int prefetch_rows = -1;
+static int prefetch_rows = -1, uk_gemm = -1;
 
 int cc_cpu_prefetch_rows(void)
 {
     int v = CC_ONCE_LOAD(prefetch_rows);
-    if (v >= 0)
-        return v;
-    const char *env = getenv("CCONV_PREFETCH_ROWS");
-    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0))
-        v = env[0] == '1';
-    else
-        v = strcmp(cc_cpu_vendor(), "intel") != 0;
-    CC_ONCE_STORE(prefetch_rows, v);
+    if (v < 0) {
+        v = vendor_choice("CCONV_PREFETCH_ROWS");
+        CC_ONCE_STORE(prefetch_rows, v);
+    }
+    return v;
+}
+
+int cc_cpu_uk_gemm(void)
+{
+    int v = CC_ONCE_LOAD(uk_gemm);
+    if (v < 0) {
+        v = vendor_choice("CCONV_UK_GEMM");
+        CC_ONCE_STORE(uk_gemm, v);
+    }
     return v;
 }

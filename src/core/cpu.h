@@ -26,6 +26,14 @@ const char *cc_cpu_vendor(void);
  * fill buffers ran full). */
 int cc_cpu_prefetch_rows(void);
 
+/* 1 when the float32 GEMMs of the GEMM convolutions run on the implicit
+ * GEMM's 16-lane micro-kernels (gemm/uk_gemm.c) rather than OpenBLAS's,
+ * else 0.  CCONV_UK_GEMM=0 or 1 in the environment decides; otherwise on
+ * every CPU but Intel's: measured on AMD EPYC Zen 4 (OpenBLAS runs its
+ * SkylakeX kernels there), not on an Intel AVX-512 CPU, whose OpenBLAS
+ * kernels are its own. */
+int cc_cpu_uk_gemm(void);
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

