@@ -229,7 +229,8 @@ def show_config(file: Any = None) -> None:
         f"  numpy       : {np.__version__}",
         f"  BLAS        : scipy-openblas64, core {_kernels.blas_corename()} ({_kernels.blas_config().strip()})",
         f"  SIMD        : {simd_level()} (CPU vendor {_kernels.cpu_vendor()}, row prefetch "
-        f"{'on' if _kernels.prefetch_rows() else 'off'})",
+        f"{'on' if _kernels.prefetch_rows() else 'off'}, own GEMM "
+        f"{'on' if _kernels.uk_gemm() else 'off'})",
         f"  threads     : {get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})",
         f"  workspace   : capped at {_kernels.WORKSPACE_CAP // (1024 * 1024)} MiB per call",
         f"  CPU kind    : {' / '.join(_kind.cpu_kinds())} ({_kind_line()})",

@@ -323,6 +323,7 @@ def blas_corename():
 cdef extern from "core/cpu.h" nogil:
     const char *cc_cpu_vendor()
     int cc_cpu_prefetch_rows()
+    int cc_cpu_uk_gemm()
 
 
 def cpu_vendor():
@@ -335,6 +336,14 @@ def prefetch_rows():
     Winograd prefetch the short row streams they read next (src/core/cpu.h:
     CCONV_PREFETCH_ROWS, else every vendor but Intel)."""
     return bool(cc_cpu_prefetch_rows())
+
+
+def uk_gemm():
+    """Whether the GEMM convolutions' float32 products run on the implicit
+    GEMM's 16-lane micro-kernels where they win (src/gemm/uk_gemm.c) rather
+    than OpenBLAS's (src/core/cpu.h: CCONV_UK_GEMM, else every vendor but
+    Intel)."""
+    return bool(cc_cpu_uk_gemm())
 
 
 def openmp_max_threads():

@@ -1,7 +1,9 @@
 """Kernel choices that follow the CPU's vendor (src/core/cpu.h): the
-implicit GEMM's row prefetch.  Timing-only choices: both settings must give
-the same bits, the environment variable must decide when set, and the
-default must follow the vendor rule."""
+implicit GEMM's row prefetch, and the float32 GEMMs on the implicit GEMM's
+micro-kernels.  Timing-only choices: the prefetch must give the same bits
+either way, the GEMM the same values to float32 rounding; the environment
+variable must decide when set, and the default must follow the vendor
+rule."""
 from __future__ import annotations
 
 import os
@@ -81,3 +83,56 @@ def test_results_match_the_reference_with_the_prefetch():
         y = cconv.conv2d(x, w, padding=1, groups=g, backend="implicit_gemm")
         ref = ref_conv(x.astype(np.float64), w.astype(np.float64), None, 1, 1, dilation=1, groups=g)
         np.testing.assert_allclose(y, ref, rtol=2e-5, atol=2e-5 * np.abs(ref).max())
+
+
+# GEMM convolutions whose float32 products the micro-kernels take where
+# CCONV_UK_GEMM is on and the kernels have 16 lanes (im2col, 1x1, 1 and 2
+# threads); the results are printed as float64 text
+UK_PROBE = """
+import numpy as np, cconv
+from cconv import _kernels
+rng = np.random.default_rng(7)
+out = []
+for xs, ws, s, backend in [((2, 96, 700), (200, 96, 3), 2, "gemm"),
+                           ((1, 64, 30, 40), (72, 64, 1, 1), 1, "gemm_1x1")]:
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    f = cconv.conv1d if len(xs) == 3 else cconv.conv2d
+    for t in (1, 2):
+        cconv.set_num_threads(t)
+        out.append(f(x, w, stride=s, backend=backend).astype(np.float64).ravel())
+np.save(__import__("sys").argv[1], np.concatenate(out))
+print(_kernels.uk_gemm(), _kernels.cpu_vendor())
+"""
+
+
+def run_uk_probe(tmp_path, **env):
+    e = {k: v for k, v in os.environ.items() if k != "CCONV_UK_GEMM"}
+    e.update(env)
+    out = tmp_path / f"uk{len(list(tmp_path.iterdir()))}.npy"
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(UK_PROBE), str(out)],
+                       capture_output=True, text=True, env=e, cwd=HERE, timeout=300)
+    assert r.returncode == 0, r.stderr
+    on, vendor = r.stdout.split()
+    return on == "True", vendor, np.load(out)
+
+
+def test_uk_gemm_environment_decides_values_agree(tmp_path):
+    on1, vendor, y1 = run_uk_probe(tmp_path, CCONV_UK_GEMM="1")
+    on0, _, y0 = run_uk_probe(tmp_path, CCONV_UK_GEMM="0")
+    assert on1 is True and on0 is False
+    assert np.abs(y1 - y0).max() <= 2e-6 * np.abs(y0).max()
+
+
+@pytest.mark.parametrize("value", ["", "2", "on"])
+def test_uk_gemm_other_values_leave_the_vendor_rule(tmp_path, value):
+    on, vendor, _ = run_uk_probe(tmp_path, CCONV_UK_GEMM=value)
+    assert on == (vendor != "intel")
+
+
+def test_show_config_names_both_choices(capsys):
+    import cconv
+    cconv.show_config()
+    line = [ln for ln in capsys.readouterr().out.splitlines() if "SIMD" in ln][0]
+    assert ("row prefetch on" in line) == _kernels.prefetch_rows()
+    assert ("own GEMM on" in line) == _kernels.uk_gemm()
