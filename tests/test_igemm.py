@@ -448,6 +448,15 @@ def test_c_native():
         assert name in out.splitlines()[0]
 
 
+@pytest.mark.skipif(_missing("asan") is not None, reason=str(_missing("asan")))
+def test_c_asan():
+    """No read or write outside the arrays (the A panel's transposing pack
+    reads a source that ends at its last row's last element; masked row
+    copies; the weight gradient's rows), under AddressSanitizer and UBSan."""
+    out = c_programs.run("ig_check", "asan", "60", "3")
+    assert "0 failures" in out
+
+
 @pytest.mark.skipif(_missing("simde") is not None, reason=str(_missing("simde")))
 def test_c_avx512_on_simde():
     out = c_programs.run("ig_check", "simde", "100", "2")
