@@ -57,21 +57,27 @@ def run_igemm(x, w, b, stride, padding, dilation, groups, nthreads):
 
 
 
-def check_igemm_forward(rng, name, xs, ws, s, pad, d, groups, dtype, threads, tol=5):
+def check_igemm_forward(rng, name, xs, ws, s, pad, d, groups, dtype, threads, tol=5,
+                        same_bits=False):
     """Random x, w and bias of these shapes: run_igemm on instruction set
     ``name`` for each thread count against the float64 reference (max
-    error within ``tol`` x TOL of the output's scale).  Returns x and the
+    error within ``tol`` x TOL of the output's scale; with ``same_bits``,
+    every count's output bit-identical to the first's).  Returns x and the
     output's shape (for the weight-gradient checks)."""
     x = rng.standard_normal(xs).astype(dtype)
     w = rng.standard_normal(ws).astype(dtype)
     b = rng.standard_normal(ws[0]).astype(dtype)
     ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
                    stride=s, pad_before=pad, dilation=d, groups=groups)
+    first = None
     with forced_isa(name):
         for nt in threads:
             y = run_igemm(x, w, b, s, pad, d, groups, nt)
             err = np.abs(y - ref).max() / np.abs(ref).max()
             assert err <= tol * TOL[dtype], (name, xs, ws, s, pad, d, groups, nt, err)
+            if same_bits and first is not None:
+                assert np.array_equal(y, first), (name, xs, ws, nt)
+            first = y if first is None else first
     return x, ref.shape
 
 def random_case(rng, nsp, mode="direct"):
@@ -652,14 +658,4 @@ def test_igemm_large_bands_by_k_block(name, dtype):
         ((1, 48, 6, 20, 22), (40, 48, 3, 3, 3), (2, 1, 2), (1, 1, 1), (1, 1, 1), 1),
     ]
     for xs, ws, s, pad, d, groups in cases:
-        x = rng.standard_normal(xs).astype(dtype)
-        w = rng.standard_normal(ws).astype(dtype)
-        b = rng.standard_normal(ws[0]).astype(dtype)
-        ref = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
-                       stride=s, pad_before=pad, dilation=d, groups=groups)
-        with forced_isa(name):
-            y1 = run_igemm(x, w, b, s, pad, d, groups, 1)
-            err = np.abs(y1 - ref).max() / np.abs(ref).max()
-            assert err <= 5 * TOL[dtype], (name, xs, ws, err)
-            for nt in (2, 3):
-                assert np.array_equal(run_igemm(x, w, b, s, pad, d, groups, nt), y1), (name, xs, ws, nt)
+        check_igemm_forward(rng, name, xs, ws, s, pad, d, groups, dtype, (1, 2, 3), same_bits=True)
