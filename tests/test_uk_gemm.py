@@ -13,6 +13,7 @@ the float64 reference of tests/reference.py."""
 from __future__ import annotations
 
 import os
+import pathlib
 import subprocess
 import sys
 import zlib
@@ -27,6 +28,7 @@ from isa_switch import forced_isa
 from reference import ref_conv
 
 ISAS = _depthwise.available_isas()
+HERE = pathlib.Path(__file__).resolve().parent
 
 # (x shape, w shape, stride, padding, backend)
 CASES = [
@@ -72,8 +74,10 @@ print(hashlib.sha256(y.tobytes()).hexdigest())
 
 def _digest(value: str) -> str:
     env = dict(os.environ, CCONV_UK_GEMM=value, CCONV_SIMD="avx512")
+    # from the tests' folder: not the source tree, whose cconv/ an installed
+    # (not editable) package must not be shadowed by
     out = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
-                         text=True, timeout=120, check=True)
+                         text=True, timeout=120, check=True, cwd=HERE)
     return out.stdout.strip()
 
 
