@@ -339,10 +339,11 @@ def prefetch_rows():
 
 
 def uk_gemm():
-    """Whether the GEMM convolutions' float32 products run on the implicit
-    GEMM's 16-lane micro-kernels where they win (src/gemm/uk_gemm.c) rather
-    than OpenBLAS's (src/core/cpu.h: CCONV_UK_GEMM, else every vendor but
-    Intel)."""
+    """Whether the GEMM convolutions' float32 products may run on the
+    implicit GEMM's micro-kernels where they win (src/gemm/uk_gemm.c)
+    rather than OpenBLAS's: the vendor choice (src/core/cpu.h:
+    CCONV_UK_GEMM, else every vendor but Intel).  They run there only with
+    the 16-lane float32 kernels (AVX-512)."""
     return bool(cc_cpu_uk_gemm())
 
 

@@ -132,7 +132,21 @@ def test_uk_gemm_other_values_leave_the_vendor_rule(tmp_path, value):
 
 def test_show_config_names_both_choices(capsys):
     import cconv
+    from cconv._dispatch import simd_level
     cconv.show_config()
     line = [ln for ln in capsys.readouterr().out.splitlines() if "SIMD" in ln][0]
     assert ("row prefetch on" in line) == _kernels.prefetch_rows()
-    assert ("own GEMM on" in line) == _kernels.uk_gemm()
+    # the own GEMM runs with the 16-lane float32 kernels only
+    assert ("own GEMM on" in line) == (_kernels.uk_gemm() and simd_level() == "avx512")
+
+
+def test_show_config_own_gemm_off_on_narrow_kernels():
+    """With the AVX2 kernels forced the vendor choice stays, but no product
+    runs on the own GEMM: show_config says off."""
+    e = dict(os.environ, CCONV_SIMD="avx2", CCONV_UK_GEMM="1")
+    r = subprocess.run([sys.executable, "-c", "import cconv; cconv.show_config()"],
+                       capture_output=True, text=True, env=e, cwd=HERE, timeout=120)
+    assert r.returncode == 0, r.stderr
+    line = [ln for ln in r.stdout.splitlines() if "SIMD" in ln][0]
+    if line.split(":")[1].split()[0] == "avx2":
+        assert "own GEMM off" in line
