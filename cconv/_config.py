@@ -196,13 +196,6 @@ def _kind_line() -> str:
     return f"{n} measured winners loaded from the table of {loaded[0]}"
 
 
-def _own_gemm_runs(simd: str) -> bool:
-    """Whether float32 GEMMs run on cconv's own kernels here: the vendor
-    choice (``_kernels.uk_gemm``) with the 16-lane float32 kernels, which
-    only the AVX-512 set has (src/gemm/uk_gemm.inc)."""
-    return _kernels.uk_gemm() and simd == "avx512"
-
-
 def show_config(file: Any = None) -> None:
     """Print the version, the BLAS, the SIMD level, the threads and the CUDA path.
 
@@ -237,7 +230,7 @@ def show_config(file: Any = None) -> None:
         f"  BLAS        : scipy-openblas64, core {_kernels.blas_corename()} ({_kernels.blas_config().strip()})",
         f"  SIMD        : {simd_level()} (CPU vendor {_kernels.cpu_vendor()}, row prefetch "
         f"{'on' if _kernels.prefetch_rows() else 'off'}, own GEMM "
-        f"{'on' if _own_gemm_runs(simd_level()) else 'off'})",
+        f"{'on' if _kernels.uk_gemm_runs() else 'off'})",
         f"  threads     : {get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})",
         f"  workspace   : capped at {_kernels.WORKSPACE_CAP // (1024 * 1024)} MiB per call",
         f"  CPU kind    : {' / '.join(_kind.cpu_kinds())} ({_kind_line()})",

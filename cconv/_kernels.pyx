@@ -347,6 +347,16 @@ def uk_gemm():
     return bool(cc_cpu_uk_gemm())
 
 
+cdef extern from "gemm/uk_gemm.h" nogil:
+    int cc_uk_gemm_runs()
+
+
+def uk_gemm_runs():
+    """Whether float32 products run on that GEMM in this process: the vendor
+    choice (uk_gemm) with the 16-lane float32 kernels (AVX-512)."""
+    return bool(cc_uk_gemm_runs())
+
+
 def openmp_max_threads():
     return cc_openmp_max_threads()
 

@@ -63,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/compiler.h"
 #include "core/isa.h"
 #include "depthwise.h"
@@ -197,20 +198,6 @@ static inline void dw_prefetch_rows(const void *p, int64_t pitch, int64_t n, int
             __builtin_prefetch((const void *)(b + (uintptr_t)(i * pitch + q)), 0, 3);
 }
 
-/* Zeroed memory aligned to 64 bytes; NULL on failure or overflow. */
-static inline void *dw_zalloc(int64_t bytes)
-{
-    if (bytes < 0 || (uint64_t)bytes > (uint64_t)PTRDIFF_MAX - 128)
-        return NULL;
-    size_t sz = ((size_t)bytes + 63) & ~(size_t)63;
-    if (sz == 0)
-        sz = 64;
-    void *p = aligned_alloc(64, sz);
-    if (p)
-        memset(p, 0, sz);
-    return p;
-}
-
 /* A small cache of row buffers: nslots rows of rowbytes bytes, each tagged
  * with the row it holds (-1: none).  Rows not written by a fill keep their
  * initial zeros, which is what makes the padding of the row buffers. */
@@ -225,7 +212,7 @@ static inline int dw_cache_init(dw_cache *c, int64_t nslots, int64_t rowbytes)
     c->nslots = nslots;
     c->rowbytes = rowbytes;
     c->tag = (int64_t *)malloc((size_t)(nslots > 0 ? nslots : 1) * sizeof(int64_t));
-    c->buf = (char *)dw_zalloc(nslots * rowbytes);
+    c->buf = (char *)cc_zalloc64(nslots * rowbytes);
     if (!c->tag || !c->buf || (nslots > 0 && rowbytes > INT64_MAX / nslots)) {
         free(c->tag);
         free(c->buf);

@@ -1,5 +1,5 @@
-/* Row-major GEMM on the implicit GEMM's micro-kernels, float32 and float64
- * (uk_gemm.inc; its rule for when it runs instead of OpenBLAS there).
+/* Row-major GEMM on the implicit GEMM's micro-kernels, float32 (uk_gemm.inc;
+ * its rule for when it runs instead of OpenBLAS there).
  *
  * The micro-kernel (src/igemm, MR rows x NR columns of vector accumulators)
  * runs a kc-deep product from an A panel in L2 and a B micro-panel in L1 at
@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "cconv.h"
+#include "core/alloc.h"
+#include "core/compiler.h"
 #include "core/cpu.h"
 #include "gemm/gemm_plan.h"
 #include "gemm/uk_gemm.h"
@@ -23,10 +25,11 @@
 #define UK_MC_BYTES ((int64_t)192 << 10) /* the packed A block, mc x kc, in L2 */
 #define UK_NC 1024                       /* columns of the packed B block (L2) */
 
-static void *uk_alloc(int64_t bytes) {
-    if (bytes <= 0 || (uint64_t)bytes > (uint64_t)PTRDIFF_MAX - 128) return NULL;
-    return aligned_alloc(64, ((size_t)bytes + 63) & ~(size_t)63);
-}
+int cc_uk_gemm_runs(void) { return cc_cpu_uk_gemm() && cc_ig_kern_f32()->lanes >= 16; }
 
-#define CC_TEMPLATE "gemm/uk_gemm.inc"
-#include "core/instances.h"
+/* float32 only (uk_gemm.h) */
+#define CC_T float
+#define CC_SFX f32
+#include "gemm/uk_gemm.inc"
+#undef CC_T
+#undef CC_SFX

@@ -9,24 +9,17 @@
 
 #include <stdint.h>
 
+#include "core/alloc.h"
 #include "core/parallel.h"
 
 static inline int64_t wdw_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline int64_t wdw_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t wdw_max(int64_t a, int64_t b) { return a > b ? a : b; }
 
-/* Zeroed memory aligned to 64 bytes; NULL on failure or overflow. */
+/* Zeroed floats (core/alloc.h); NULL on failure or overflow. */
 static void *wdw_zalloc(int64_t floats)
 {
-    if (floats < 0 || floats > (int64_t)(PTRDIFF_MAX / 8))
-        return NULL;
-    size_t sz = ((size_t)floats * sizeof(float) + 63) & ~(size_t)63;
-    if (sz == 0)
-        sz = 64;
-    void *p = aligned_alloc(64, sz);
-    if (p)
-        memset(p, 0, sz);
-    return p;
+    return floats > (int64_t)(PTRDIFF_MAX / 8) ? NULL : cc_zalloc64(floats * (int64_t)sizeof(float));
 }
 
 /* Work (multiply-adds of the direct form) per thread, at least
