@@ -17,9 +17,11 @@ int64_t cc_conv_fwd_wino_workspace(const cc_geom *g, int nthreads, int64_t elsiz
     if (!cc_wino_applies(g) || (elsize != 4 && elsize != 8)) return -1;
     iw_plan p;
     if (elsize == 4)
-        iw_plan_make(g, nthreads, cc_ig_kern_f32()->mr, cc_ig_kern_f32()->nr, elsize, &p);
+        iw_plan_make(g, nthreads, cc_ig_kern_f32()->mr, cc_ig_kern_f32()->nr,
+                     cc_ig_kern_f32()->lanes, elsize, &p);
     else
-        iw_plan_make(g, nthreads, cc_ig_kern_f64()->mr, cc_ig_kern_f64()->nr, elsize, &p);
+        iw_plan_make(g, nthreads, cc_ig_kern_f64()->mr, cc_ig_kern_f64()->nr,
+                     cc_ig_kern_f64()->lanes, elsize, &p);
     const int64_t b = iw_plan_bytes(&p, elsize);
     return b > CC_WORKSPACE_CAP ? -1 : b;
 }
