@@ -70,12 +70,20 @@ typedef struct ig_plan {
  *     0.73-0.74, a 4x4 stride-4 patch embedding 0.68-0.82, a 3x7x7
  *     (1, 2, 2) video stem 0.92; other strided layers lost (8-48 channels
  *     of 3x3 stride 2 0.93-1.07, 64-512 channels 1.06-1.23, wav2vec 1.22).
- * 16-lane float32 kernels keep the 32-channel rule (not measured there). */
+ * 64-byte vectors: IG_DIRECT_WIDE_MAX_COG_64. */
 #define IG_DIRECT_WASTE_DEN 8
 /* Packing B per kept column and tap, in multiply-adds of the product
  * (below: when the direct mode's dropped columns cost more). */
 #define IG_PACK_COST 16.0
 #define IG_DIRECT_WIDE_MAX_COG 256
+/* With 64-byte vectors (16-lane float32, 8-lane float64) the same up to
+ * 128 output channels, strided only where the taps overlap.  AMD EPYC Zen
+ * 4, 1 thread, 7-11 alternations, direct / packed time: ResNet-50's 7x7
+ * stride-2 stem 0.96, a 3x7x7 video stem 0.99, 1-D k3 dilation 4 128
+ * channels 0.96, k5 64 channels 0.97, 3x3 16 -> 64 on 112x112 0.94, 1x3x3
+ * 48 -> 64 0.96, 128 channels 5x5 1.00; but 250 channels 5x5 1.01, 4x4
+ * stride-4 patches to 96 and 128 channels 1.01 and 1.05. */
+#define IG_DIRECT_WIDE_MAX_COG_64 128
 #define IG_DIRECT_STRIDED_MAX_CIG 4
 /* The weight gradient of an ungrouped convolution runs on igemm up to this
  * many output channels (ig_wgrad.c). */
@@ -176,8 +184,13 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     const int64_t ov = sw == 1 && Wt == Wo ? cc_max64(0, cc_min64(pl, pr)) : 0;
     const int64_t pitch = p->Wph - ov;
     p->direct = p->cog <= IG_DIRECT_MAX_COG;
-    if (!p->direct && (int64_t)lanes * elsize <= 32 && p->cog <= IG_DIRECT_WIDE_MAX_COG &&
-        ((sh == 1 && sw == 1) || p->cig <= IG_DIRECT_STRIDED_MAX_CIG))
+    const int narrow = (int64_t)lanes * elsize <= 32;
+    /* strided stems whose taps overlap (kernel wider than the stride):
+     * patch embeddings (kernel = stride) lost on 64-byte vectors */
+    const int overlap = (sh == 1 || g->k[1] > sh) && (sw == 1 || g->k[2] > sw);
+    if (!p->direct &&
+        p->cog <= (narrow ? IG_DIRECT_WIDE_MAX_COG : IG_DIRECT_WIDE_MAX_COG_64) &&
+        ((sh == 1 && sw == 1) || (p->cig <= IG_DIRECT_STRIDED_MAX_CIG && (narrow || overlap))))
         p->direct = R == 1 || (pitch - Wt) * IG_DIRECT_WASTE_DEN <= pitch;
     if (p->direct && R > 1) {
         /* Direct mode computes (R - 1) * pitch + Wt positions for R * Wt
