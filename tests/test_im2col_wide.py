@@ -144,3 +144,34 @@ def test_wide_rows_fixed(case, dtype, restore_threads):
                                               [False, True, False], backend="gemm")
         assert_close(gw, ref_gw, dtype, int(np.prod(ref.shape)) // ws[0],
                      what=f"grad_weight T={nt}")
+
+
+@pytest.mark.parametrize("case", ["multiplier", "complex", "channels_last"])
+def test_wide_rows_other_inputs(case, restore_threads):
+    """Depthwise weights with a channel multiplier of 2, complex data (real
+    and imaginary parts through the same rows) and a channels-last input
+    (made channels-first first) on k2 / k4 stride-2 and stride-4 taps."""
+    rng = np.random.default_rng(zlib.crc32(case.encode()))
+    if case == "multiplier":
+        x = rng.standard_normal((1, 69, 39, 39)).astype(np.float32)
+        w = rng.standard_normal((138, 1, 2, 2)).astype(np.float32)
+        s, groups = 2, 69
+    elif case == "complex":
+        x = (rng.standard_normal((2, 58, 36)) + 1j * rng.standard_normal((2, 58, 36))).astype(
+            np.complex64)
+        w = (rng.standard_normal((58, 1, 2)) + 1j * rng.standard_normal((58, 1, 2))).astype(
+            np.complex64)
+        s, groups = 2, 58
+    else:
+        x = np.moveaxis(rng.standard_normal((3, 39, 16)).astype(np.float32), 2, 1)
+        w = rng.standard_normal((32, 1, 4)).astype(np.float32)
+        s, groups = 4, 16
+    ref = ref_conv(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64),
+                   w.astype(np.complex128 if w.dtype.kind == "c" else np.float64),
+                   stride=s, groups=groups)
+    f = cconv.conv1d if x.ndim == 3 else cconv.conv2d
+    for nt in (1, 2):
+        cconv.set_num_threads(nt)
+        y = f(x, w, stride=s, groups=groups, backend="gemm")
+        assert_close(y, ref, x.dtype, reduction_length(x.shape[1], groups, w.shape[2:]),
+                     what=f"{case} T={nt}")
