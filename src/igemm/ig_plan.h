@@ -76,13 +76,14 @@ typedef struct ig_plan {
  * (below: when the direct mode's dropped columns cost more). */
 #define IG_PACK_COST 16.0
 #define IG_DIRECT_WIDE_MAX_COG 256
-/* With 64-byte vectors (16-lane float32, 8-lane float64) the same up to
- * 128 output channels, strided only where the taps overlap.  AMD EPYC Zen
- * 4, 1 thread, 7-11 alternations, direct / packed time: ResNet-50's 7x7
- * stride-2 stem 0.96, a 3x7x7 video stem 0.99, 1-D k3 dilation 4 128
- * channels 0.96, k5 64 channels 0.97, 3x3 16 -> 64 on 112x112 0.94, 1x3x3
- * 48 -> 64 0.96, 128 channels 5x5 1.00; but 250 channels 5x5 1.01, 4x4
- * stride-4 patches to 96 and 128 channels 1.01 and 1.05. */
+/* With 64-byte vectors (16-lane float32, 8-lane float64) the same for
+ * stride-1 layers up to 128 output channels.  AMD EPYC Zen 4, 7-15
+ * alternations, direct / packed time, 1 / 2 threads: 1-D k3 dilation 4 128
+ * channels 0.96 / 0.95, k5 64 channels 0.97 / 0.97; 1 thread: 3x3 16 -> 64
+ * on 112x112 0.94, 1x3x3 48 -> 64 0.96, 128 channels 5x5 1.00, float64
+ * 0.94-1.00; but 250 channels 5x5 1.01.  Strided stems stay packed: a 7x7
+ * stride-2 one 0.96 at 1 thread but 1.035 at 2, 4x4 stride-4 patches to
+ * 96 and 128 channels 1.01 and 1.05. */
 #define IG_DIRECT_WIDE_MAX_COG_64 128
 #define IG_DIRECT_STRIDED_MAX_CIG 4
 /* The weight gradient of an ungrouped convolution runs on igemm up to this
@@ -185,12 +186,9 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     const int64_t pitch = p->Wph - ov;
     p->direct = p->cog <= IG_DIRECT_MAX_COG;
     const int narrow = (int64_t)lanes * elsize <= 32;
-    /* strided stems whose taps overlap (kernel wider than the stride):
-     * patch embeddings (kernel = stride) lost on 64-byte vectors */
-    const int overlap = (sh == 1 || g->k[1] > sh) && (sw == 1 || g->k[2] > sw);
     if (!p->direct &&
         p->cog <= (narrow ? IG_DIRECT_WIDE_MAX_COG : IG_DIRECT_WIDE_MAX_COG_64) &&
-        ((sh == 1 && sw == 1) || (p->cig <= IG_DIRECT_STRIDED_MAX_CIG && (narrow || overlap))))
+        ((sh == 1 && sw == 1) || (narrow && p->cig <= IG_DIRECT_STRIDED_MAX_CIG)))
         p->direct = R == 1 || (pitch - Wt) * IG_DIRECT_WASTE_DEN <= pitch;
     if (p->direct && R > 1) {
         /* Direct mode computes (R - 1) * pitch + Wt positions for R * Wt
