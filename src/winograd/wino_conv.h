@@ -188,13 +188,15 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
      * fewer while the items would be too few for the threads */
     const int64_t OD = g->out[0], sd = g->stride[0], dd = g->dil[0];
     const int64_t span = (p->kd - 1) * dd + 1; /* planes of one depth */
-    /* (with many threads less, never below IW_V_BYTES: the Vs of all
-     * threads stay within half the workspace cap, which would otherwise
-     * cut the threads, from 14 of them on) */
-    const int64_t vbytes =
-        (int64_t)lanes * es >= 64
-            ? cc_max64(IW_V_BYTES, cc_min64(IW_V_BYTES_WIDE, CC_WORKSPACE_CAP / (2 * p->nt)))
-            : IW_V_BYTES;
+    /* (less on many CPUs, never below IW_V_BYTES: the Vs of as many
+     * threads as the CPUs stay within half the workspace cap, which would
+     * otherwise cut the threads, from 14 of them on; by the split thread
+     * count, like every split, so that a result does not depend on the
+     * thread count asked for) */
+    const int64_t vsplit = CC_WORKSPACE_CAP / (2 * (int64_t)cc_split_threads());
+    const int64_t vbytes = (int64_t)lanes * es >= 64
+                               ? cc_max64(IW_V_BYTES, cc_min64(IW_V_BYTES_WIDE, vsplit))
+                               : IW_V_BYTES;
     const int64_t fit = vbytes / (16 * cc_max64(1, p->cig) * nr * es);
     int64_t odl = sd >= span || fit <= span ? 1 : cc_min64(OD, (fit - span) / sd + 1);
     /* (the split depends on the problem only: parallel.h) */
