@@ -103,6 +103,10 @@ typedef struct ig_plan {
 static inline int64_t ig_round_up(int64_t a, int64_t b) { return cc_ceil_div(a, b) * b; }
 /* a piece of a row: a whole number of NR-position micro-panels, at least one */
 static inline int64_t ig_round_down_nr_(int64_t w, int64_t nr) { return w < nr ? w : w / nr * nr; }
+/* Bytes of one vector of the kernel set (lanes of elsize bytes): 64 on the
+ * 16-lane float32 and 8-lane float64 kernels (AVX-512), which several rules
+ * of the plans tell apart from the narrower sets. */
+static inline int64_t ig_vector_bytes(int lanes, int64_t elsize) { return (int64_t)lanes * elsize; }
 
 static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
                                 int lanes, ig_plan *p) {
@@ -118,7 +122,7 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     p->K = p->cig * p->kk;
     const int64_t outer = g->batch * g->groups * g->out[0];
     /* tiles: whole rows when a row is short, else pieces of one row */
-    const int64_t tpos = (int64_t)lanes * elsize >= 64 && p->cog <= IG_DIRECT_MAX_COG
+    const int64_t tpos = ig_vector_bytes(lanes, elsize) >= 64 && p->cog <= IG_DIRECT_MAX_COG
                              ? IG_TILE_POS_DIRECT
                              : IG_TILE_POS;
     int64_t R, Wt;
@@ -198,7 +202,7 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     const int64_t ov = sw == 1 && Wt == Wo ? cc_max64(0, cc_min64(pl, pr)) : 0;
     const int64_t pitch = p->Wph - ov;
     p->direct = p->cog <= IG_DIRECT_MAX_COG;
-    const int narrow = (int64_t)lanes * elsize <= 32;
+    const int narrow = ig_vector_bytes(lanes, elsize) <= 32;
     if (!p->direct &&
         p->cog <= (narrow ? IG_DIRECT_WIDE_MAX_COG : IG_DIRECT_WIDE_MAX_COG_64) &&
         ((sh == 1 && sw == 1) || (narrow && p->cig <= IG_DIRECT_STRIDED_MAX_CIG)))

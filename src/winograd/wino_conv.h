@@ -194,7 +194,7 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
      * count, like every split, so that a result does not depend on the
      * thread count asked for) */
     const int64_t vsplit = CC_WORKSPACE_CAP / (2 * (int64_t)cc_split_threads());
-    const int64_t vbytes = (int64_t)lanes * es >= 64
+    const int64_t vbytes = ig_vector_bytes(lanes, es) >= 64
                                ? cc_max64(IW_V_BYTES, cc_min64(IW_V_BYTES_WIDE, vsplit))
                                : IW_V_BYTES;
     const int64_t fit = vbytes / (16 * cc_max64(1, p->cig) * nr * es);
