@@ -324,11 +324,25 @@ cdef extern from "core/cpu.h" nogil:
     const char *cc_cpu_vendor()
     int cc_cpu_prefetch_rows()
     int cc_cpu_uk_gemm()
+    int cc_cpu_family()
+    int cc_cpu_dw_plane_256()
 
 
 def cpu_vendor():
     """'amd', 'intel' or 'other', as the C core sees the CPU."""
     return (<bytes>cc_cpu_vendor()).decode("ascii", "replace")
+
+
+def cpu_family():
+    """The CPU's family number (CPUID leaf 1; AMD Zen 4 is 25), -1 off x86-64."""
+    return int(cc_cpu_family())
+
+
+def dw_plane_256():
+    """Whether the AVX-512 kernels run the depthwise 3x3 stride-1 plane
+    kernels on 256-bit vectors (src/core/cpu.h: CCONV_DW_PLANE_256, else AMD
+    family 25, Zen 4).  They do only while the AVX-512 kernels are in use."""
+    return bool(cc_cpu_dw_plane_256())
 
 
 def prefetch_rows():

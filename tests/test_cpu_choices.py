@@ -150,3 +150,78 @@ def test_show_config_own_gemm_off_on_narrow_kernels():
     line = [ln for ln in r.stdout.splitlines() if "SIMD" in ln][0]
     if line.split(":")[1].split()[0] == "avx2":
         assert "own GEMM off" in line
+
+
+# Depthwise 3x3 stride-1 planes (the forward on the plane backend, grad_input
+# on the depthwise one, whose adjoint runs the same plane kernels) of random widths, multipliers, batches and paddings, float32 and
+# float64, 1 and 2 threads: the worst relative error against the float64
+# reference of tests/reference.py per dtype, and a hash of the results'
+# bytes.  Under AVX-512 with CCONV_DW_PLANE_256=1 they run the AVX2 table's
+# plane kernels, with 0 the AVX-512 ones.
+DW_PROBE = """
+import hashlib, sys, numpy as np, cconv
+from cconv import _kernels
+from reference import ref_conv, ref_conv_grad_input, rel_err
+rng = np.random.default_rng(int(sys.argv[1]))
+h = hashlib.sha256()
+worst = {"float32": 0.0, "float64": 0.0}
+for case in range(14):
+    n = int(rng.integers(1, 4)); c = int(rng.integers(2, 20)); m = int(rng.integers(1, 3))
+    hh = int(rng.integers(1, 40)); ww = int(rng.choice([1, 5, 7, 8, 15, 16, 17, 20, 31, 33, 56, 57, 70]))
+    pad = int(rng.integers(0, 3)); bias = bool(rng.integers(0, 2))
+    if hh + 2 * pad < 3 or ww + 2 * pad < 3:
+        pad = 2
+    for dt in ("float32", "float64"):
+        x = rng.standard_normal((n, c, hh, ww)).astype(dt)
+        w = rng.standard_normal((c * m, 1, 3, 3)).astype(dt)
+        b = rng.standard_normal(c * m).astype(dt) if bias else None
+        for t in (1, 2):
+            cconv.set_num_threads(t)
+            y = cconv.conv2d(x, w, b, padding=pad, groups=c, backend="depthwise_plane")
+            gy = rng.standard_normal(y.shape).astype(dt)
+            gx = cconv.convolution_backward(gy, x, w, None, 1, pad, 1, False, 0, c,
+                                            (True, False, False), backend="depthwise")[0]
+            h.update(y.tobytes()); h.update(gx.tobytes())
+            x64, w64 = x.astype(np.float64), w.astype(np.float64)
+            ry = ref_conv(x64, w64, None if b is None else b.astype(np.float64), 1, pad, groups=c)
+            rg = ref_conv_grad_input(gy.astype(np.float64), w64, x.shape, 1, pad, groups=c)
+            worst[dt] = max(worst[dt], rel_err(y, ry), rel_err(gx, rg))
+cconv.set_num_threads(1)
+print(_kernels.dw_plane_256(), _kernels.cpu_vendor(), _kernels.cpu_family(),
+      " ".join(_kernels.available_isas()), worst["float32"], worst["float64"], h.hexdigest())
+"""
+
+
+def run_dw_probe(seed=3, **env):
+    e = {k: v for k, v in os.environ.items() if k != "CCONV_DW_PLANE_256"}
+    e.update(env)
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(DW_PROBE), str(seed)],
+                       capture_output=True, text=True, env=e, cwd=HERE, timeout=300)
+    assert r.returncode == 0, r.stderr
+    *head, e32, e64, digest = r.stdout.split()
+    on, vendor, family, isas = head[0] == "True", head[1], int(head[2]), head[3:]
+    return on, vendor, family, isas, float(e32), float(e64), digest
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_dw_plane_256_environment_decides_and_bits_agree(seed):
+    on1, _, _, isas, e32_1, e64_1, d1 = run_dw_probe(seed, CCONV_DW_PLANE_256="1")
+    on0, _, _, _, e32_0, e64_0, d0 = run_dw_probe(seed, CCONV_DW_PLANE_256="0")
+    assert on1 is True and on0 is False
+    # both kernel sets within the suite's tolerances of the float64 reference
+    for e32, e64 in ((e32_1, e64_1), (e32_0, e64_0)):
+        assert e32 <= 1e-5 and e64 <= 1e-12, (e32, e64)
+    # the 256-bit and the 512-bit plane kernels make the same multiply-adds
+    # in the same order: the same bits (trivially so where AVX-512 is absent)
+    assert d1 == d0
+
+
+@pytest.mark.parametrize("value", ["", "2", "on"])
+def test_dw_plane_256_other_values_leave_the_family_rule(value):
+    on, vendor, family, *_ = run_dw_probe(CCONV_DW_PLANE_256=value)
+    assert on == (vendor == "amd" and family == 25)
+
+
+def test_cpu_family_is_an_int():
+    fam = _kernels.cpu_family()
+    assert isinstance(fam, int) and (fam >= 0 or _kernels.cpu_vendor() == "other")

@@ -14,6 +14,10 @@ extern "C" {
 /* "amd", "intel" or "other" (not x86-64, or another vendor). */
 const char *cc_cpu_vendor(void);
 
+/* The CPU's family (CPUID leaf 1: base plus extended family; AMD Zen 4 is
+ * 25, Zen 5 26), or -1 off x86-64. */
+int cc_cpu_family(void);
+
 /* 1 when kernels that read short row streams prefetch them ahead: the
  * implicit GEMM's 16-lane float32 kernels the next work item's input and
  * output rows (igemm/ig_conv.inc, ig_wgrad.inc; its other kernels always),
@@ -33,6 +37,18 @@ int cc_cpu_prefetch_rows(void);
  * SkylakeX kernels there), not on an Intel AVX-512 CPU, whose OpenBLAS
  * kernels are its own. */
 int cc_cpu_uk_gemm(void);
+
+/* 1 when the AVX-512 build runs the depthwise 3x3 stride-1 plane kernels
+ * on 256-bit vectors (the AVX2 kernel table's), else 0.
+ * CCONV_DW_PLANE_256=0 or 1 in the environment decides; otherwise on AMD
+ * CPUs of family 25 (Zen 4), whose AVX-512 splits every 512-bit operation
+ * over its 256-bit units and where every unaligned 64-byte tap load crosses
+ * a cache line: there the 256-bit kernels took 0.79-0.96 of the time of
+ * the 512-bit ones on MobileNet-like planes of 20 to 112 columns, 1 and 2
+ * threads (depthwise/dw_dispatch.c has the figures).  Not on Intel's
+ * AVX-512 nor on later AMD families, whose units are 512 bits wide
+ * (unmeasured there). */
+int cc_cpu_dw_plane_256(void);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

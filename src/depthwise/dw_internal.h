@@ -312,6 +312,14 @@ static inline int dw_plane_spec(const dw_dims *d)
 #define DW_PLANE_PICK(kt, d, s2)                                               \
     ((d).dh > 1 ? (kt)->plane_dil[(d).dh == 4] : (kt)->plane[dw_plane_k((d).KH)][(s2)])
 
+/* The kernel table whose plane kernels (and rows per step) run d's planes:
+ * cc_dw_kern_<dtype>()'s, or under AVX-512 the AVX2 table's for 3x3
+ * stride-1 dilation-1 planes where cc_cpu_dw_plane_256() says (dw_dispatch.c).
+ * The two compute every output element by the same sequence of
+ * multiply-adds, so the results are the same bits either way. */
+const dw_kern_f32 *cc_dw_plane_kern_f32(const dw_dims *d);
+const dw_kern_f64 *cc_dw_plane_kern_f64(const dw_dims *d);
+
 
 /* ---- the channels-last forward (dw_cl.c) -------------------------------- */
 
