@@ -57,7 +57,17 @@ extern "C" {
  * where torch ran two threads: on Zen 4, 2 threads, a 1-channel k1024
  * s256 encoder 0.24 -> 0.15 ms, a 160->960 1x1 layer on 7x7 0.20 -> 0.11) */
 #define CC_GRAIN_GEMM 3.0e6
-#define CC_GRAIN_DW 2.0e6
+/* Depthwise: two threads from 2e6 dw_cost units (was 2e6 a thread, 4e6 for
+ * two: about 0.1 ms of one core on the AVX2 EPYC it was fitted on, 0.2 ms
+ * on Zen 4's AVX-512 kernels, where single calls of 2-4e6 units then ran on
+ * one core beside torch's two).  On Zen 4, 2 threads, one image, medians of
+ * 200 back-to-back calls, one thread / two: 3x3 stride 2 on 56x56 with
+ * 96-144 channels 66 -> 49 and 95 -> 68 us, 3x3 on 28x28 with 144-192
+ * channels 53 -> 38 and 67 -> 46 us, 384-576 channels on 14x14 53 -> 41
+ * and 73 -> 50 us; after 5 ms of sleep before each call (the workers
+ * asleep) 146 -> 102 and 101 -> 73 us.  Two threads paid from about 1.2e6
+ * units (0.75-0.92 of the time at 1.2-1.8e6). */
+#define CC_GRAIN_DW 1.0e6
 #define CC_GRAIN_COPY (1024.0 * 1024.0)
 #define CC_GRAIN_SUM (512.0 * 1024.0)
 

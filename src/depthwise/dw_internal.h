@@ -249,9 +249,10 @@ static inline void *dw_cache_get(dw_cache *c, int64_t slot, int64_t tag, int *mi
     return p;
 }
 
-/* Calls whose cost (dw_cost: about 20 units per microsecond on one core)
- * is below this run on one thread, and no thread gets less (parallel.h:
- * CC_GRAIN_DW).  Measured (AMD EPYC, 2 cores, AVX2, 3x3): with warm OpenMP
+/* Calls whose cost (dw_cost: about 20 units per microsecond on one core of
+ * the AVX2 EPYC, 35-40 on Zen 4's AVX-512) is below this run on one thread,
+ * and no thread gets less (parallel.h: CC_GRAIN_DW, which has the figures
+ * of its present value).  Measured (AMD EPYC, 2 cores, AVX2, 3x3): with warm OpenMP
  * workers 2 threads win from ~0.2M multiply-adds on (19 -> 15 us), but a
  * worker that has gone to sleep (libgomp spins 0.2-1 ms after a region)
  * costs a futex wake-up, tens of microseconds on an idle VM, and one the OS
