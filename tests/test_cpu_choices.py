@@ -152,12 +152,14 @@ def test_show_config_own_gemm_off_on_narrow_kernels():
         assert "own GEMM off" in line
 
 
-# Depthwise 3x3 stride-1 planes (the forward on the plane backend, grad_input
-# on the depthwise one, whose adjoint runs the same plane kernels) of random widths, multipliers, batches and paddings, float32 and
+# Depthwise 3x3 planes of stride 1 and 2 (the forward on the plane backend,
+# grad_input on the depthwise one, whose stride-1 adjoint runs the same plane
+# kernels) of random widths, multipliers, batches and paddings, float32 and
 # float64, 1 and 2 threads: the worst relative error against the float64
 # reference of tests/reference.py per dtype, and a hash of the results'
 # bytes.  Under AVX-512 with CCONV_DW_PLANE_256=1 they run the AVX2 table's
-# plane kernels, with 0 the AVX-512 ones.
+# plane kernels (stride 2: rows of 20 outputs and more; the widths drawn fall
+# on both sides), with 0 the AVX-512 ones.
 DW_PROBE = """
 import hashlib, sys, numpy as np, cconv
 from cconv import _kernels
@@ -165,30 +167,39 @@ from reference import ref_conv, ref_conv_grad_input, rel_err
 rng = np.random.default_rng(int(sys.argv[1]))
 h = hashlib.sha256()
 worst = {"float32": 0.0, "float64": 0.0}
-for case in range(14):
+ran = wide_s2 = 0
+while ran < 18:
     n = int(rng.integers(1, 4)); c = int(rng.integers(2, 20)); m = int(rng.integers(1, 3))
-    hh = int(rng.integers(1, 40)); ww = int(rng.choice([1, 5, 7, 8, 15, 16, 17, 20, 31, 33, 56, 57, 70]))
+    hh = int(rng.integers(1, 40)); s = int(rng.integers(1, 3))
+    ww = int(rng.choice([1, 5, 7, 8, 15, 16, 17, 20, 31, 33, 37, 38, 39, 40, 41, 56, 57, 70, 113]))
     pad = int(rng.integers(0, 3)); bias = bool(rng.integers(0, 2))
-    if hh + 2 * pad < 3 or ww + 2 * pad < 3:
-        pad = 2
+    try:  # the plane kernels take most but not all small planes: draw again
+        probe = np.zeros((1, c, hh, ww), np.float32)
+        oy = cconv.conv2d(probe, np.zeros((c * m, 1, 3, 3), np.float32), stride=s,
+                          padding=pad, groups=c, backend="depthwise_plane")
+    except ValueError:
+        continue
+    ran += 1
+    wide_s2 += s == 2 and oy.shape[-1] >= 20
     for dt in ("float32", "float64"):
         x = rng.standard_normal((n, c, hh, ww)).astype(dt)
         w = rng.standard_normal((c * m, 1, 3, 3)).astype(dt)
         b = rng.standard_normal(c * m).astype(dt) if bias else None
         for t in (1, 2):
             cconv.set_num_threads(t)
-            y = cconv.conv2d(x, w, b, padding=pad, groups=c, backend="depthwise_plane")
+            y = cconv.conv2d(x, w, b, stride=s, padding=pad, groups=c, backend="depthwise_plane")
             gy = rng.standard_normal(y.shape).astype(dt)
-            gx = cconv.convolution_backward(gy, x, w, None, 1, pad, 1, False, 0, c,
+            gx = cconv.convolution_backward(gy, x, w, None, s, pad, 1, False, 0, c,
                                             (True, False, False), backend="depthwise")[0]
             h.update(y.tobytes()); h.update(gx.tobytes())
             x64, w64 = x.astype(np.float64), w.astype(np.float64)
-            ry = ref_conv(x64, w64, None if b is None else b.astype(np.float64), 1, pad, groups=c)
-            rg = ref_conv_grad_input(gy.astype(np.float64), w64, x.shape, 1, pad, groups=c)
+            ry = ref_conv(x64, w64, None if b is None else b.astype(np.float64), s, pad, groups=c)
+            rg = ref_conv_grad_input(gy.astype(np.float64), w64, x.shape, s, pad, groups=c)
             worst[dt] = max(worst[dt], rel_err(y, ry), rel_err(gx, rg))
 cconv.set_num_threads(1)
 print(_kernels.dw_plane_256(), _kernels.cpu_vendor(), _kernels.cpu_family(),
-      " ".join(_kernels.available_isas()), worst["float32"], worst["float64"], h.hexdigest())
+      " ".join(_kernels.available_isas()), wide_s2, worst["float32"], worst["float64"],
+      h.hexdigest())
 """
 
 
@@ -198,8 +209,9 @@ def run_dw_probe(seed=3, **env):
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(DW_PROBE), str(seed)],
                        capture_output=True, text=True, env=e, cwd=HERE, timeout=300)
     assert r.returncode == 0, r.stderr
-    *head, e32, e64, digest = r.stdout.split()
+    *head, wide_s2, e32, e64, digest = r.stdout.split()
     on, vendor, family, isas = head[0] == "True", head[1], int(head[2]), head[3:]
+    assert int(wide_s2) >= 1  # stride-2 rows of 20 outputs or more were drawn
     return on, vendor, family, isas, float(e32), float(e64), digest
 
 

@@ -11,22 +11,29 @@
 CC_ISA_DISPATCH(dw_kern_f32, cc_dw_kern_f32)
 CC_ISA_DISPATCH(dw_kern_f64, cc_dw_kern_f64)
 
-/* 3x3 stride-1 planes on 256-bit vectors under AVX-512 (core/cpu.h says
- * where).  Measured on AMD EPYC Zen 4 (family 25 model 17), float32, the
- * plane backend forced, 7-9 alternations in one process, median time of
- * the 256-bit kernels over the 512-bit ones at 1 / 2 threads:
- * 1x144x56x56 0.79 / 0.80, 8x144x56x56 0.88 / 0.82, 1x96x112x112 0.84 /
- * 0.88, 1x32x112x112 0.85, 1x128x60x60 0.87, 1x128x40x40 0.81,
- * 1x64x20x20 0.85, 1x64x30x30 0.96, 1x192x28x28 0.94, 1x576x7x7 0.90,
- * 1x384x14x14 1.01.  Left on 512 bits: stride 2 (8x144x56x56 0.92 / 1.03,
- * 1x144x56x56 0.95), dilation 2 (4x256x33x33 1.11 / 0.90, 1x256x33x33
+/* 3x3 planes of stride 1, and of stride 2 with output rows of 20 columns
+ * or more, on 256-bit vectors under AVX-512 (core/cpu.h says where).
+ * Measured on AMD EPYC Zen 4 (family 25 model 17), the plane backend
+ * forced, 7-11 alternations in one process, median time of the 256-bit
+ * kernels over the 512-bit ones, float32, 1 / 2 threads:
+ *  - stride 1: 1x144x56x56 0.79 / 0.80, 8x144x56x56 0.88 / 0.82,
+ *    1x96x112x112 0.84 / 0.88, 1x32x112x112 0.85, 1x128x60x60 0.87,
+ *    1x128x40x40 0.81, 1x64x20x20 0.85, 1x64x30x30 0.96, 1x192x28x28 0.94,
+ *    1x576x7x7 0.90, 1x384x14x14 1.01; float64 0.67-0.83 (7x7: 0.98);
+ *  - stride 2, by output row: 56 columns (1x96x112x112) 0.83 / 0.85, 40
+ *    0.83, 28 (8x144x56x56) 0.90 / 0.93, (1x144x56x56) 0.92 / 0.95, 30
+ *    0.97, 20 0.86, but 15 and 14 1.02-1.03: the narrower rows gain where
+ *    the 256-bit vectors end nearer the row's end; 3-D s(1,2,2) 1.00.
+ * Left on 512 bits: dilation 2 (4x256x33x33 1.11 / 0.90, 1x256x33x33
  * 0.95) and 4 (0.99), and 5x5 (4x240x28x28 1.17, 5x5 stride 2 1.10),
  * whose 25 weights do not fit the AVX2 kernels' 16 registers. */
+#define DW_256_S2_MIN_OW 20
 static int dw_plane_256_(const dw_dims *d)
 {
 #if defined(CC_BUILD_AVX2) && defined(CC_BUILD_AVX512)
-    return cc_isa_current() == CC_ISA_AVX512 && d->KH == 3 && d->KW == 3 && d->sh == 1 &&
-           d->sw == 1 && d->dh == 1 && d->dw == 1 && cc_cpu_dw_plane_256();
+    return cc_isa_current() == CC_ISA_AVX512 && d->KH == 3 && d->KW == 3 && d->dh == 1 &&
+           d->dw == 1 && d->sh == d->sw &&
+           (d->sw == 1 || (d->sw == 2 && d->OW >= DW_256_S2_MIN_OW)) && cc_cpu_dw_plane_256();
 #else
     (void)d;
     return 0;

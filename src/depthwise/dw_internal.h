@@ -315,7 +315,8 @@ static inline int dw_plane_spec(const dw_dims *d)
 
 /* The kernel table whose plane kernels (and rows per step) run d's planes:
  * cc_dw_kern_<dtype>()'s, or under AVX-512 the AVX2 table's for 3x3
- * stride-1 dilation-1 planes where cc_cpu_dw_plane_256() says (dw_dispatch.c).
+ * dilation-1 planes of stride 1 (or 2, rows of 20 outputs and more) where
+ * cc_cpu_dw_plane_256() says (dw_dispatch.c).
  * The two compute every output element by the same sequence of
  * multiply-adds, so the results are the same bits either way. */
 const dw_kern_f32 *cc_dw_plane_kern_f32(const dw_dims *d);
