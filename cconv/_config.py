@@ -230,8 +230,8 @@ def show_config(file: Any = None) -> None:
         f"  BLAS        : scipy-openblas64, core {_kernels.blas_corename()} ({_kernels.blas_config().strip()})",
         f"  SIMD        : {simd_level()} (CPU vendor {_kernels.cpu_vendor()}, row prefetch "
         f"{'on' if _kernels.prefetch_rows() else 'off'}, own GEMM "
-        f"{'on' if _kernels.uk_gemm_runs() else 'off'}, depthwise 3x3 planes "
-        f"{'256-bit' if _kernels.dw_plane_256() and simd_level() == 'avx512' else 'full-width'})",
+        f"{'on' if _kernels.uk_gemm_runs() else 'off'}, depthwise "
+        f"{'256-bit' if _kernels.dw_256() and simd_level() == 'avx512' else 'full-width'})",
         f"  threads     : {get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})",
         f"  workspace   : capped at {_kernels.WORKSPACE_CAP // (1024 * 1024)} MiB per call",
         f"  CPU kind    : {' / '.join(_kind.cpu_kinds())} ({_kind_line()})",

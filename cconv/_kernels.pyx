@@ -325,7 +325,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_prefetch_rows()
     int cc_cpu_uk_gemm()
     int cc_cpu_family()
-    int cc_cpu_dw_plane_256()
+    int cc_cpu_dw_256()
 
 
 def cpu_vendor():
@@ -338,11 +338,12 @@ def cpu_family():
     return int(cc_cpu_family())
 
 
-def dw_plane_256():
-    """Whether the AVX-512 kernels run the depthwise 3x3 stride-1 plane
-    kernels on 256-bit vectors (src/core/cpu.h: CCONV_DW_PLANE_256, else AMD
-    family 25, Zen 4).  They do only while the AVX-512 kernels are in use."""
-    return bool(cc_cpu_dw_plane_256())
+def dw_256():
+    """Whether the AVX-512 build runs the depthwise 3x3 plane kernels and
+    the depthwise weight gradient on 256-bit vectors (src/core/cpu.h:
+    CCONV_DW_256, else AMD family 25, Zen 4).  They do only while the
+    AVX-512 kernels are in use."""
+    return bool(cc_cpu_dw_256())
 
 
 def prefetch_rows():

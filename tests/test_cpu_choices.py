@@ -157,13 +157,13 @@ def test_show_config_own_gemm_off_on_narrow_kernels():
 # kernels) of random widths, multipliers, batches and paddings, float32 and
 # float64, 1 and 2 threads: the worst relative error against the float64
 # reference of tests/reference.py per dtype, and a hash of the results'
-# bytes.  Under AVX-512 with CCONV_DW_PLANE_256=1 they run the AVX2 table's
+# bytes.  Under AVX-512 with CCONV_DW_256=1 they run the AVX2 table's
 # plane kernels (stride 2: rows of 20 outputs and more; the widths drawn fall
 # on both sides), with 0 the AVX-512 ones.
 DW_PROBE = """
 import hashlib, sys, numpy as np, cconv
 from cconv import _kernels
-from reference import ref_conv, ref_conv_grad_input, rel_err
+from reference import ref_conv, ref_conv_grad_input, ref_conv_grad_weight, rel_err, tolerance
 rng = np.random.default_rng(int(sys.argv[1]))
 h = hashlib.sha256()
 worst = {"float32": 0.0, "float64": 0.0}
@@ -196,29 +196,59 @@ while ran < 18:
             ry = ref_conv(x64, w64, None if b is None else b.astype(np.float64), s, pad, groups=c)
             rg = ref_conv_grad_input(gy.astype(np.float64), w64, x.shape, s, pad, groups=c)
             worst[dt] = max(worst[dt], rel_err(y, ry), rel_err(gx, rg))
+# the weight gradient (the depthwise backend's wg kernel) of random 2-D
+# geometries: kernels 3, 5 and 7, stride 1 and 2, dilation 1 and 2; its
+# relative error against the reference over the suite's tolerance for its
+# reduction length, which must stay below 1, the same bits at 1 and 2
+# threads, and the values saved for the caller to compare across settings
+wgw = []
+wg_excess = 0.0
+for case in range(10):
+    n = int(rng.integers(1, 4)); c = int(rng.integers(2, 12)); k = int(rng.choice([3, 5, 7]))
+    s = int(rng.integers(1, 3)); dil = int(rng.integers(1, 3)); pad = int(rng.integers(0, k))
+    hh = int(rng.integers(dil * (k - 1) + 1, 40)); ww = int(rng.integers(dil * (k - 1) + 1, 70))
+    for dt in ("float32", "float64"):
+        x = rng.standard_normal((n, c, hh, ww)).astype(dt)
+        w = rng.standard_normal((c, 1, k, k)).astype(dt)
+        y = cconv.conv2d(x, w, stride=s, padding=pad, dilation=dil, groups=c)
+        gy = rng.standard_normal(y.shape).astype(dt)
+        got = []
+        for t in (1, 2):
+            cconv.set_num_threads(t)
+            got.append(cconv.convolution_backward(gy, x, w, None, s, pad, dil, False, 0, c,
+                                                  (False, True, False), backend="depthwise")[1])
+        assert np.array_equal(got[0], got[1]), "grad_weight differs between 1 and 2 threads"
+        ref = ref_conv_grad_weight(x.astype(np.float64), gy.astype(np.float64), w.shape, s, pad,
+                                   dilation=dil, groups=c)
+        red = n * y.shape[-1] * y.shape[-2]
+        wg_excess = max(wg_excess, rel_err(got[0], ref) / tolerance(dt, red))
+        wgw.append(got[0].astype(np.float64).ravel())
+np.save(sys.argv[2], np.concatenate(wgw))
 cconv.set_num_threads(1)
-print(_kernels.dw_plane_256(), _kernels.cpu_vendor(), _kernels.cpu_family(),
+print(_kernels.dw_256(), _kernels.cpu_vendor(), _kernels.cpu_family(),
       " ".join(_kernels.available_isas()), wide_s2, worst["float32"], worst["float64"],
-      h.hexdigest())
+      wg_excess, h.hexdigest())
 """
 
 
-def run_dw_probe(seed=3, **env):
-    e = {k: v for k, v in os.environ.items() if k != "CCONV_DW_PLANE_256"}
+def run_dw_probe(tmp_path, seed=3, **env):
+    e = {k: v for k, v in os.environ.items() if k != "CCONV_DW_256"}
     e.update(env)
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(DW_PROBE), str(seed)],
+    out = tmp_path / f"wg{len(list(tmp_path.iterdir()))}.npy"
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(DW_PROBE), str(seed), str(out)],
                        capture_output=True, text=True, env=e, cwd=HERE, timeout=300)
     assert r.returncode == 0, r.stderr
-    *head, wide_s2, e32, e64, digest = r.stdout.split()
+    *head, wide_s2, e32, e64, wg_excess, digest = r.stdout.split()
     on, vendor, family, isas = head[0] == "True", head[1], int(head[2]), head[3:]
     assert int(wide_s2) >= 1  # stride-2 rows of 20 outputs or more were drawn
-    return on, vendor, family, isas, float(e32), float(e64), digest
+    assert float(wg_excess) <= 1.0  # the weight gradient within the suite's tolerances
+    return on, vendor, family, isas, float(e32), float(e64), digest, np.load(out)
 
 
 @pytest.mark.parametrize("seed", [3, 4])
-def test_dw_plane_256_environment_decides_and_bits_agree(seed):
-    on1, _, _, isas, e32_1, e64_1, d1 = run_dw_probe(seed, CCONV_DW_PLANE_256="1")
-    on0, _, _, _, e32_0, e64_0, d0 = run_dw_probe(seed, CCONV_DW_PLANE_256="0")
+def test_dw_256_environment_decides_and_results_agree(tmp_path, seed):
+    on1, _, _, isas, e32_1, e64_1, d1, wg1 = run_dw_probe(tmp_path, seed, CCONV_DW_256="1")
+    on0, _, _, _, e32_0, e64_0, d0, wg0 = run_dw_probe(tmp_path, seed, CCONV_DW_256="0")
     assert on1 is True and on0 is False
     # both kernel sets within the suite's tolerances of the float64 reference
     for e32, e64 in ((e32_1, e64_1), (e32_0, e64_0)):
@@ -226,11 +256,14 @@ def test_dw_plane_256_environment_decides_and_bits_agree(seed):
     # the 256-bit and the 512-bit plane kernels make the same multiply-adds
     # in the same order: the same bits (trivially so where AVX-512 is absent)
     assert d1 == d0
+    # the weight gradient's lanes add in another order: the same values to
+    # rounding (float32 and float64 concatenated: the float32 bound)
+    assert np.abs(wg1 - wg0).max() <= 1e-5 * np.abs(wg0).max()
 
 
 @pytest.mark.parametrize("value", ["", "2", "on"])
-def test_dw_plane_256_other_values_leave_the_family_rule(value):
-    on, vendor, family, *_ = run_dw_probe(CCONV_DW_PLANE_256=value)
+def test_dw_256_other_values_leave_the_family_rule(tmp_path, value):
+    on, vendor, family, *_ = run_dw_probe(tmp_path, CCONV_DW_256=value)
     assert on == (vendor == "amd" and family == 25)
 
 

@@ -47,7 +47,7 @@ int cc_cpu_family(void)
 }
 
 /* -1 until decided; every thread that races here decides the same. */
-static int prefetch_rows = -1, uk_gemm = -1, dw_plane_256 = -1;
+static int prefetch_rows = -1, uk_gemm = -1, dw_256 = -1;
 
 int cc_cpu_prefetch_rows(void)
 {
@@ -69,16 +69,16 @@ int cc_cpu_uk_gemm(void)
     return v;
 }
 
-int cc_cpu_dw_plane_256(void)
+int cc_cpu_dw_256(void)
 {
-    int v = CC_ONCE_LOAD(dw_plane_256);
+    int v = CC_ONCE_LOAD(dw_256);
     if (v < 0) {
-        const char *env = getenv("CCONV_DW_PLANE_256");
+        const char *env = getenv("CCONV_DW_256");
         if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0))
             v = env[0] == '1';
         else
             v = strcmp(cc_cpu_vendor(), "amd") == 0 && cc_cpu_family() == 25;
-        CC_ONCE_STORE(dw_plane_256, v);
+        CC_ONCE_STORE(dw_256, v);
     }
     return v;
 }

@@ -38,19 +38,19 @@ int cc_cpu_prefetch_rows(void);
  * kernels are its own. */
 int cc_cpu_uk_gemm(void);
 
-/* 1 when the AVX-512 build runs the depthwise 3x3 plane kernels of stride
- * 1 (and 2, on rows of 20 outputs or more) on 256-bit vectors (the AVX2
- * kernel table's), else 0.
- * CCONV_DW_PLANE_256=0 or 1 in the environment decides; otherwise on AMD
- * CPUs of family 25 (Zen 4), whose AVX-512 splits every 512-bit operation
- * over its 256-bit units and where every unaligned 64-byte tap load crosses
- * a cache line: there the 256-bit kernels took 0.79-0.96 of the time of
- * the 512-bit ones on MobileNet-like planes of 20 to 112 columns at stride
- * 1, 0.83-0.95 at stride 2, 1 and 2 threads (depthwise/dw_dispatch.c has
- * the figures).  Not on Intel's
- * AVX-512 nor on later AMD families, whose units are 512 bits wide
- * (unmeasured there). */
-int cc_cpu_dw_plane_256(void);
+/* 1 when the AVX-512 build runs depthwise kernels that read rows at
+ * unaligned offsets on 256-bit vectors (the AVX2 kernel table's): the 3x3
+ * plane kernels of stride 1 (and 2, on rows of 20 outputs or more) and the
+ * weight gradient's, else 0.  CCONV_DW_256=0 or 1 in the environment
+ * decides; otherwise on AMD CPUs of family 25 (Zen 4), whose AVX-512 splits
+ * every 512-bit operation over its 256-bit units and where every unaligned
+ * 64-byte load crosses a cache line: there the 256-bit kernels took
+ * 0.79-0.96 of the time of the 512-bit ones on MobileNet-like planes of 20
+ * to 112 columns at stride 1, 0.83-0.95 at stride 2, and the weight
+ * gradient 0.82-0.98, 1 and 2 threads (depthwise/dw_dispatch.c has the
+ * figures).  Not on Intel's AVX-512 nor on later AMD families, whose units
+ * are 512 bits wide (unmeasured there). */
+int cc_cpu_dw_256(void);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

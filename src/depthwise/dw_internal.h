@@ -316,11 +316,17 @@ static inline int dw_plane_spec(const dw_dims *d)
 /* The kernel table whose plane kernels (and rows per step) run d's planes:
  * cc_dw_kern_<dtype>()'s, or under AVX-512 the AVX2 table's for 3x3
  * dilation-1 planes of stride 1 (or 2, rows of 20 outputs and more) where
- * cc_cpu_dw_plane_256() says (dw_dispatch.c).
+ * cc_cpu_dw_256() says (dw_dispatch.c).
  * The two compute every output element by the same sequence of
  * multiply-adds, so the results are the same bits either way. */
 const dw_kern_f32 *cc_dw_plane_kern_f32(const dw_dims *d);
 const dw_kern_f64 *cc_dw_plane_kern_f64(const dw_dims *d);
+/* The kernel table of the weight gradient's wg and split2 kernels:
+ * cc_dw_kern_<dtype>()'s, or under AVX-512 the AVX2 table's where
+ * cc_cpu_dw_256() says (dw_dispatch.c; its lanes' partial sums are added in
+ * another order, so the values differ by rounding). */
+const dw_kern_f32 *cc_dw_wg_kern_f32(void);
+const dw_kern_f64 *cc_dw_wg_kern_f64(void);
 
 
 /* ---- the channels-last forward (dw_cl.c) -------------------------------- */
