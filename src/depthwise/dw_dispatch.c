@@ -28,26 +28,25 @@ CC_ISA_DISPATCH(dw_kern_f64, cc_dw_kern_f64)
  * 0.95) and 4 (0.99), and 5x5 (4x240x28x28 1.17, 5x5 stride 2 1.10),
  * whose 25 weights do not fit the AVX2 kernels' 16 registers. */
 #define DW_256_S2_MIN_OW 20
+
+/* The AVX2 table under AVX-512 where core/cpu.h says (on), else the table of
+ * the instruction set in use. */
+#if defined(CC_BUILD_AVX2) && defined(CC_BUILD_AVX512)
+static int dw_256_on_(void) { return cc_isa_current() == CC_ISA_AVX512 && cc_cpu_dw_256(); }
+#define DW_PICK(SFX, on) ((on) ? &cc_dw_kern_##SFX##_avx2 : cc_dw_kern_##SFX())
+#else
+static int dw_256_on_(void) { return 0; }
+#define DW_PICK(SFX, on) ((void)(on), cc_dw_kern_##SFX())
+#endif
+
 static int dw_plane_256_(const dw_dims *d)
 {
-#if defined(CC_BUILD_AVX2) && defined(CC_BUILD_AVX512)
-    return cc_isa_current() == CC_ISA_AVX512 && d->KH == 3 && d->KW == 3 && d->dh == 1 &&
-           d->dw == 1 && d->sh == d->sw &&
-           (d->sw == 1 || (d->sw == 2 && d->OW >= DW_256_S2_MIN_OW)) && cc_cpu_dw_256();
-#else
-    (void)d;
-    return 0;
-#endif
+    return d->KH == 3 && d->KW == 3 && d->dh == 1 && d->dw == 1 && d->sh == d->sw &&
+           (d->sw == 1 || (d->sw == 2 && d->OW >= DW_256_S2_MIN_OW)) && dw_256_on_();
 }
 
-#if defined(CC_BUILD_AVX2) && defined(CC_BUILD_AVX512)
-#define DW_TABLE_256(SFX) (dw_plane_256_(d) ? &cc_dw_kern_##SFX##_avx2 : cc_dw_kern_##SFX())
-#else
-#define DW_TABLE_256(SFX) (dw_plane_256_(d), cc_dw_kern_##SFX())
-#endif
-const dw_kern_f32 *cc_dw_plane_kern_f32(const dw_dims *d) { return DW_TABLE_256(f32); }
-const dw_kern_f64 *cc_dw_plane_kern_f64(const dw_dims *d) { return DW_TABLE_256(f64); }
-#undef DW_TABLE_256
+const dw_kern_f32 *cc_dw_plane_kern_f32(const dw_dims *d) { return DW_PICK(f32, dw_plane_256_(d)); }
+const dw_kern_f64 *cc_dw_plane_kern_f64(const dw_dims *d) { return DW_PICK(f64, dw_plane_256_(d)); }
 
 /* The weight gradient's wg kernel on 256-bit vectors under AVX-512 where
  * core/cpu.h says, for every geometry.  Its per-lane partial sums are added
@@ -59,23 +58,9 @@ const dw_kern_f64 *cc_dw_plane_kern_f64(const dw_dims *d) { return DW_TABLE_256(
  * stride 2 0.88 and 0.91, DeepLab's 33x33 dilation 2 0.87 / 0.89, 5x5
  * 28x28 0.95, 5x5 stride 2 0.97 / 0.92, 7x7 56x56 0.82 / 0.82, 3-D
  * 3x3x3 s(1,2,2) 0.94; float64 0.86-0.98. */
-static int dw_wg_256_(void)
-{
-#if defined(CC_BUILD_AVX2) && defined(CC_BUILD_AVX512)
-    return cc_isa_current() == CC_ISA_AVX512 && cc_cpu_dw_256();
-#else
-    return 0;
-#endif
-}
-
-#if defined(CC_BUILD_AVX2) && defined(CC_BUILD_AVX512)
-#define DW_WG_TABLE(SFX) (dw_wg_256_() ? &cc_dw_kern_##SFX##_avx2 : cc_dw_kern_##SFX())
-#else
-#define DW_WG_TABLE(SFX) (dw_wg_256_(), cc_dw_kern_##SFX())
-#endif
-const dw_kern_f32 *cc_dw_wg_kern_f32(void) { return DW_WG_TABLE(f32); }
-const dw_kern_f64 *cc_dw_wg_kern_f64(void) { return DW_WG_TABLE(f64); }
-#undef DW_WG_TABLE
+const dw_kern_f32 *cc_dw_wg_kern_f32(void) { return DW_PICK(f32, dw_256_on_()); }
+const dw_kern_f64 *cc_dw_wg_kern_f64(void) { return DW_PICK(f64, dw_256_on_()); }
+#undef DW_PICK
 
 int cc_dw_geom_ok(const cc_geom *g)
 {
