@@ -23,16 +23,6 @@ const char *cc_cpu_vendor(void)
     return "other";
 }
 
-/* The environment's 0 or 1 for a vendor choice, else 1 on every CPU but
- * Intel's. */
-static int vendor_choice(const char *var)
-{
-    const char *env = getenv(var);
-    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0))
-        return env[0] == '1';
-    return strcmp(cc_cpu_vendor(), "intel") != 0;
-}
-
 int cc_cpu_family(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -46,39 +36,25 @@ int cc_cpu_family(void)
 #endif
 }
 
-/* -1 until decided; every thread that races here decides the same. */
+/* The defaults of the choices below (cpu.h says why). */
+static int not_intel(void) { return strcmp(cc_cpu_vendor(), "intel") != 0; }
+static int amd_zen4(void) { return strcmp(cc_cpu_vendor(), "amd") == 0 && cc_cpu_family() == 25; }
+
+/* The choice in *slot (-1 until decided; every thread that races here
+ * decides the same): the environment's 0 or 1 for var, else dflt(). */
+static int once_choice(int *slot, const char *var, int (*dflt)(void))
+{
+    int v = CC_ONCE_LOAD(*slot);
+    if (v < 0) {
+        const char *env = getenv(var);
+        v = env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0) ? env[0] == '1' : dflt();
+        CC_ONCE_STORE(*slot, v);
+    }
+    return v;
+}
+
 static int prefetch_rows = -1, uk_gemm = -1, dw_256 = -1;
 
-int cc_cpu_prefetch_rows(void)
-{
-    int v = CC_ONCE_LOAD(prefetch_rows);
-    if (v < 0) {
-        v = vendor_choice("CCONV_PREFETCH_ROWS");
-        CC_ONCE_STORE(prefetch_rows, v);
-    }
-    return v;
-}
-
-int cc_cpu_uk_gemm(void)
-{
-    int v = CC_ONCE_LOAD(uk_gemm);
-    if (v < 0) {
-        v = vendor_choice("CCONV_UK_GEMM");
-        CC_ONCE_STORE(uk_gemm, v);
-    }
-    return v;
-}
-
-int cc_cpu_dw_256(void)
-{
-    int v = CC_ONCE_LOAD(dw_256);
-    if (v < 0) {
-        const char *env = getenv("CCONV_DW_256");
-        if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0))
-            v = env[0] == '1';
-        else
-            v = strcmp(cc_cpu_vendor(), "amd") == 0 && cc_cpu_family() == 25;
-        CC_ONCE_STORE(dw_256, v);
-    }
-    return v;
-}
+int cc_cpu_prefetch_rows(void) { return once_choice(&prefetch_rows, "CCONV_PREFETCH_ROWS", not_intel); }
+int cc_cpu_uk_gemm(void) { return once_choice(&uk_gemm, "CCONV_UK_GEMM", not_intel); }
+int cc_cpu_dw_256(void) { return once_choice(&dw_256, "CCONV_DW_256", amd_zen4); }
