@@ -83,6 +83,14 @@ typedef int (*ig_wsplit_f32)(int64_t n, const float *s, int d, float *e, float *
 typedef int (*ig_wsplit_f64)(int64_t n, const double *s, int d, double *e, double *o);
 typedef void (*ig_wtin_f32)(int64_t nq, const float *es, int64_t sl, float *v, int64_t vs);
 typedef void (*ig_wtin_f64)(int64_t nq, const double *es, int64_t sl, double *v, int64_t vs);
+/* The input transform straight from the input rows (wtin's V for nq tiles:
+ * rows[r] input row r of the windows, NULL outside the image; window
+ * column c of tile q is element c0 + d (2 q + c) of its row, 0 outside
+ * [0, hi); d 1 or 2); 1 returned when a value read is NaN or infinite. */
+typedef int (*ig_wtinr_f32)(int64_t nq, const float *const *rows, int64_t c0, int64_t hi, int d,
+                            float *v, int64_t vs);
+typedef int (*ig_wtinr_f64)(int64_t nq, const double *const *rows, int64_t c0, int64_t hi,
+                            int d, double *v, int64_t vs);
 typedef void (*ig_wtout_f32)(int64_t nq, const float *m, int64_t ms, float bv, float *r0,
                              float *r1);
 typedef void (*ig_wtout_f64)(int64_t nq, const double *m, int64_t ms, double bv, double *r0,
@@ -147,6 +155,7 @@ typedef struct ig_kern_f32 {
     int sco[IG_SNV_MAX + 1];
     ig_ukrs_f32 ukrs;
     ig_packa_f32 packa;
+    ig_wtinr_f32 wtinr;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -166,6 +175,7 @@ typedef struct ig_kern_f64 {
     int sco[IG_SNV_MAX + 1];
     ig_ukrs_f64 ukrs;
     ig_packa_f64 packa;
+    ig_wtinr_f64 wtinr;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by

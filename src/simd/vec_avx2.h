@@ -42,6 +42,25 @@ CC_INLINE void vec_storep_avx2(double *p, __m256d v, int64_t c)
         _mm_store_sd(p, h);
 }
 #define VSTOREP(p, v, c) vec_storep_avx2((p), (v), (c))
+/* the lanes i with 0 <= base + i < n, and a load of them (Winograd's
+ * input transform, wino_tr.inc) */
+CC_INLINE __m256i vec_lanes_avx2(int64_t base, int64_t n)
+{
+    const __m256i idx = _mm256_setr_epi64x(0, 1, 2, 3);
+    const int64_t lo = base < 0 ? (base < -4 ? 4 : -base) : 0;
+    const int64_t hi = n - base < 0 ? 0 : (n - base > 4 ? 4 : n - base);
+    return _mm256_andnot_si256(_mm256_cmpgt_epi64(_mm256_set1_epi64x(lo), idx),
+                               _mm256_cmpgt_epi64(_mm256_set1_epi64x(hi), idx));
+}
+CC_INLINE __m256d vec_loadmk_avx2(const double *x, int64_t base, __m256i m)
+{
+    /* the masked-off lanes are not accessed (and do not fault) */
+    const double *p = (const double *)((uintptr_t)x + (uintptr_t)(base * (int64_t)sizeof(double)));
+    return _mm256_maskload_pd(p, m);
+}
+#define VMASKT __m256i
+#define VMASK(base, n) vec_lanes_avx2((base), (n))
+#define VLOADMK(x, base, m) vec_loadmk_avx2((x), (base), (m))
 CC_INLINE void vec_split2r_avx2(__m256d a, __m256d b, __m256d *e, __m256d *o)
 {
     *e = _mm256_permute4x64_pd(_mm256_unpacklo_pd(a, b), 0xD8);
@@ -170,7 +189,8 @@ CC_INLINE void vec_transpose_avx2(const float *s, int64_t ls, float *d, int64_t 
     }
 }
 
-/* float32 only: the depthwise Winograd's lane windows and permuted splits.
+/* float32: the lane windows (as for float64 above) and the depthwise
+ * Winograd's permuted splits.
  * lanes lo <= i < hi set */
 CC_INLINE __m256i vec_window_avx2(int64_t lo, int64_t hi)
 {

@@ -166,8 +166,34 @@ CC_INLINE void vec_storep_simde(CC_T *p, VT v, int64_t c)
 #define VLOADP(p, c) vec_loadp_simde((p), (c))
 #define VSTOREP(p, v, c) vec_storep_simde((p), (v), (c))
 #endif
-#ifndef CC_F64
-/* float32 only: the depthwise Winograd's lane windows and permuted splits */
+#ifdef CC_F64
+/* the lanes i with 0 <= base + i < n, and a load of them (Winograd's
+ * input transform, wino_tr.inc) */
+CC_INLINE __mmask8 vec_lanes_avx512(int64_t base, int64_t n)
+{
+    const int64_t lo = base < 0 ? (base < -8 ? 8 : -base) : 0;
+    const int64_t hi = n - base < 0 ? 0 : (n - base > 8 ? 8 : n - base);
+    return hi <= lo ? (__mmask8)0 : (__mmask8)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+CC_INLINE __m512d vec_loadmk_avx512(const double *x, int64_t base, __mmask8 m)
+{
+#ifdef CC_SIMDE_AVX512 /* SIMDe has no masked load */
+    double t[8];
+    for (int64_t i = 0; i < 8; i++)
+        t[i] = (m >> i) & 1 ? x[base + i] : 0.0;
+    return _mm512_loadu_pd(t);
+#else
+    /* the masked-off lanes are not accessed (and do not fault) */
+    const double *p = (const double *)((uintptr_t)x + (uintptr_t)(base * (int64_t)sizeof(double)));
+    return _mm512_maskz_loadu_pd(m, p);
+#endif
+}
+#define VMASKT __mmask8
+#define VMASK(base, n) vec_lanes_avx512((base), (n))
+#define VLOADMK(x, base, m) vec_loadmk_avx512((x), (base), (m))
+#else
+/* float32: the lane windows (as for float64 above) and the depthwise
+ * Winograd's permuted splits */
 CC_INLINE __mmask16 vec_lanes_avx512(int64_t base, int64_t n)
 {
     const int64_t lo = base < 0 ? (base < -16 ? 16 : -base) : 0;

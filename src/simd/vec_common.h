@@ -22,11 +22,11 @@
  *   VTAIL_OVERLAP       1: a row's last partial vector is computed again as
  *                       the full vector ending at n (when not accumulating),
  *                       where masked or emulated partial stores are slow
- * and, for float32 only (the depthwise Winograd's kernels),
  *   VMASKT, VMASK(base,n)   the lanes i with 0 <= base + i < n
  *   VLOADMK(x,base,m)   lane i = x[base + i] for the lanes of m, else 0
  *                       (x + base may lie outside x: the other lanes are
  *                       not read)
+ * and, for float32 only (the depthwise Winograd's kernels),
  *   VSPLITP(a,b,&e,&o)  the even and odd elements of the 2V at a, b, in the
  *                       lane order the set finds cheapest (a fixed
  *                       permutation P of 0..V-1)

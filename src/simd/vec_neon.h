@@ -62,6 +62,25 @@ CC_INLINE void vec_transpose_neon(const double *s, int64_t ls, double *d, int64_
     vst1q_u64((uint64_t *)d, vtrn1q_u64(a, b));
     vst1q_u64((uint64_t *)(d + ld), vtrn2q_u64(a, b));
 }
+/* the lanes i with 0 <= base + i < n, as a bit set (NEON has no masked
+ * loads), and a load of them (Winograd's input transform, wino_tr.inc) */
+CC_INLINE unsigned vec_lanes_neon(int64_t base, int64_t n)
+{
+    unsigned m = 0;
+    for (int64_t i = 0; i < 2; i++)
+        m |= (base + i >= 0 && base + i < n) ? 1u << i : 0u;
+    return m;
+}
+CC_INLINE float64x2_t vec_loadmk_neon(const double *x, int64_t base, unsigned m)
+{
+    double t[2];
+    for (int64_t i = 0; i < 2; i++)
+        t[i] = (m >> i) & 1 ? x[base + i] : 0.0;
+    return vld1q_f64(t);
+}
+#define VMASKT unsigned
+#define VMASK(base, n) vec_lanes_neon((base), (n))
+#define VLOADMK(x, base, m) vec_loadmk_neon((x), (base), (m))
 #else
 /* a 4x4 block transposed (trn1/trn2 on 32-bit, then on 64-bit lanes), on
  * integer vectors: the bits pass unchanged */
@@ -82,7 +101,8 @@ CC_INLINE void vec_transpose_neon(const float *sf, int64_t ls, float *df, int64_
     vst1q_u32(d + 3 * ld, vreinterpretq_u32_u64(vtrn2q_u64(a1, a3)));
 }
 
-/* float32 only: the depthwise Winograd's lane windows and splits, in
+/* float32: the lane windows (as for float64 above) and the depthwise
+ * Winograd's splits, in
  * natural lane order (vuzp1q/vuzp2q, and vst2q for the join).  NEON has no
  * masked loads: the lanes inside the row, as a bit set. */
 CC_INLINE unsigned vec_lanes_neon(int64_t base, int64_t n)

@@ -58,6 +58,8 @@ typedef struct {
     ig_wsplit_f64 ws64;
     ig_packa_f32 pa32;
     ig_packa_f64 pa64;
+    ig_wtinr_f32 tr32;
+    ig_wtinr_f64 tr64;
 } isa_t;
 
 /* One entry per instruction set this build and CPU run and element type,
@@ -77,12 +79,12 @@ static void collect_isas(void)
                                  .p32 = k->packr, .mrw = k->mrw, .nrw = k->nrw, .lanes = k->lanes,
                                  .w32 = k->ukrw, .ti32 = k->wtin, .to32 = k->wtout, .rw32 = k->rows,
                                  .i32 = k->ukri, .n32 = k->ukrn, .in32 = k->ukrin,
-                                 .ws32 = k->wsplit, .pa32 = k->packa};
+                                 .ws32 = k->wsplit, .pa32 = k->packa, .tr32 = k->wtinr};
         isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = d->mr, .nr = d->nr, .f64 = d->ukr,
                                  .p64 = d->packr, .mrw = d->mrw, .nrw = d->nrw, .lanes = d->lanes,
                                  .w64 = d->ukrw, .ti64 = d->wtin, .to64 = d->wtout, .rw64 = d->rows,
                                  .i64 = d->ukri, .n64 = d->ukrn, .in64 = d->ukrin,
-                                 .ws64 = d->wsplit, .pa64 = d->packa};
+                                 .ws64 = d->wsplit, .pa64 = d->packa, .tr64 = d->wtinr};
     }
 }
 
@@ -505,6 +507,78 @@ static int check_wsplit(const isa_t *isa, int f64, int64_t n, int d)
     return bad;
 }
 
+/* Winograd's input transform read straight from the rows (wtinr): the
+ * same bits as the row split and wtin of the same windows (values outside
+ * [0, hi) and of NULL rows 0), nothing written past nq tiles, and the flag
+ * set exactly when a value read is NaN or infinite.  The rows lie inside
+ * buffers whose elements outside [0, hi), and those between the windows'
+ * columns with d = 2, are NaN or infinite: reading one would set the flag
+ * or change V. */
+static int check_wtinr(const isa_t *isa, int f64, int64_t nq, int d)
+{
+    const int64_t es = f64 ? 8 : 4, W = ri(1, 2 * d * nq + 8), pad = 40;
+    const int64_t c0 = ri(-3 * d, W / 2), hi = W < c0 + d * (2 * nq + 1) + 1 ? W : c0 + d * (2 * nq + 1) + 1;
+    const int64_t vs = nq + ri(0, 7), sl = nq + 1, len = W + 2 * pad;
+    char *buf = malloc((size_t)(4 * len * es)), *tv = malloc((size_t)(16 * vs * es));
+    char *rv = malloc((size_t)(16 * vs * es)), *sp = malloc((size_t)(8 * sl * es));
+    const int kind = (int)ri(0, 4); /* 0-1 finite, 2 NaN, 3 +inf, 4 -inf in a value read */
+#define PUTS(b, i, v) (f64 ? (void)(((double *)(b))[i] = (v)) : (void)(((float *)(b))[i] = (float)(v)))
+#define GETS(b, i) (f64 ? ((double *)(b))[i] : (double)((float *)(b))[i])
+    const void *rows[4];
+    int64_t nread = 0;
+    for (int r = 0; r < 4; r++) {
+        char *row = buf + (size_t)((r * len + pad) * es);
+        rows[r] = ri(0, 5) == 0 ? NULL : row;
+        for (int64_t i = -pad; i < W + pad; i++) {
+            const int64_t rel = i - c0;
+            const int read = rows[r] && i >= 0 && i < hi && rel >= 0 && rel % d == 0;
+            nread += read;
+            PUTS(row, i, read ? ru() : i % 2 ? NAN : -INFINITY);
+        }
+    }
+    if (kind >= 2 && nread > 0) { /* one value read made non-finite */
+        int64_t k = ri(0, nread - 1);
+        for (int r = 0; r < 4 && k >= 0; r++)
+            for (int64_t i = 0; i < hi && k >= 0; i++)
+                if (rows[r] && i - c0 >= 0 && (i - c0) % d == 0 && k-- == 0)
+                    PUTS((char *)rows[r], i, kind == 2 ? NAN : kind == 3 ? INFINITY : -INFINITY);
+    }
+    /* the reference: split rows, zeros outside [0, hi), through wtin */
+    for (int r = 0; r < 4; r++)
+        for (int64_t q = 0; q < sl; q++)
+            for (int ph = 0; ph < 2; ph++) {
+                const int64_t at = c0 + d * (2 * q + ph);
+                PUTS(sp, (2 * r + ph) * sl + q,
+                     rows[r] && at >= 0 && at < hi ? GETS((const char *)rows[r], at) : 0.0);
+            }
+    for (int64_t i = 0; i < 16 * vs; i++) {
+        PUTS(tv, i, 777.0);
+        PUTS(rv, i, 777.0);
+    }
+    int flag;
+    if (f64) {
+        isa->ti64(nq, (const double *)sp, sl, (double *)rv, vs);
+        flag = isa->tr64(nq, (const double *const *)rows, c0, hi, d, (double *)tv, vs);
+    } else {
+        isa->ti32(nq, (const float *)sp, sl, (float *)rv, vs);
+        flag = isa->tr32(nq, (const float *const *)rows, c0, hi, d, (float *)tv, vs);
+    }
+    int bad = flag != (kind >= 2 && nread > 0);
+    if (kind < 2 || nread == 0) /* finite: the same bits */
+        bad |= memcmp(tv, rv, (size_t)(16 * vs * es)) != 0;
+    for (int x = 0; x < 16; x++) /* nothing past the run */
+        for (int64_t q = nq; q < vs; q++)
+            if (GETS(tv, x * vs + q) != 777.0) bad = 1;
+#undef PUTS
+#undef GETS
+    if (bad)
+        printf("FAIL wino input from rows %s %s nq=%lld d=%d W=%lld c0=%lld kind=%d flag=%d\n",
+               isa->name, f64 ? "f64" : "f32", (long long)nq, d, (long long)W, (long long)c0, kind,
+               flag);
+    free(buf); free(tv); free(rv); free(sp);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 200;
@@ -528,12 +602,13 @@ int main(int argc, char **argv)
                 failures += check_w(&isas[i], f64, ri(1, 6), it < 40 ? it + 1 : ri(1, 70));
                 failures += check_wt(&isas[i], f64, it < 40 ? it + 1 : ri(1, 40));
                 failures += check_wsplit(&isas[i], f64, it < 40 ? it + 1 : ri(1, 70), (int)ri(1, 2));
+                failures += check_wtinr(&isas[i], f64, it < 40 ? it + 1 : ri(1, 70), (int)ri(1, 2));
                 failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
                 failures += check_n(&isas[i], f64, ri(1, 200), (int)ri(0, 1),
                                     (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
                 failures += check_packa(&isas[i], f64, it < 40 ? it + 1 : ri(1, 300),
                                         (int)(ri(0, 1) ? isas[i].mr : ri(1, isas[i].mr)));
-                checks += 8;
+                checks += 9;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
