@@ -196,6 +196,17 @@ def _kind_line() -> str:
     return f"{n} measured winners loaded from the table of {loaded[0]}"
 
 
+def _wino_rule() -> str:
+    """show_config's words for the dense Winograd's default rule under
+    AVX-512 (src/gemm/gemm_conv.c: smaller layers where the 16 lanes run
+    on 256-bit units)."""
+    from ._dispatch import simd_level
+
+    if simd_level() != "avx512":
+        return ""
+    return ", Winograd rule for " + ("256-bit units" if _kernels.wino_small() else "512-bit units")
+
+
 def show_config(file: Any = None) -> None:
     """Print the version, the BLAS, the SIMD level, the threads and the CUDA path.
 
@@ -231,7 +242,8 @@ def show_config(file: Any = None) -> None:
         f"  SIMD        : {simd_level()} (CPU vendor {_kernels.cpu_vendor()}, row prefetch "
         f"{'on' if _kernels.prefetch_rows() else 'off'}, own GEMM "
         f"{'on' if _kernels.uk_gemm_runs() else 'off'}, depthwise "
-        f"{'256-bit' if _kernels.dw_256() and simd_level() == 'avx512' else 'full-width'})",
+        f"{'256-bit' if _kernels.dw_256() and simd_level() == 'avx512' else 'full-width'}"
+        f"{_wino_rule()})",
         f"  threads     : {get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})",
         f"  workspace   : capped at {_kernels.WORKSPACE_CAP // (1024 * 1024)} MiB per call",
         f"  CPU kind    : {' / '.join(_kind.cpu_kinds())} ({_kind_line()})",

@@ -326,6 +326,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_uk_gemm()
     int cc_cpu_family()
     int cc_cpu_dw_256()
+    int cc_cpu_wino_small()
 
 
 def cpu_vendor():
@@ -344,6 +345,14 @@ def dw_256():
     CCONV_DW_256, else AMD family 25, Zen 4).  They do only while the
     AVX-512 kernels are in use."""
     return bool(cc_cpu_dw_256())
+
+
+def wino_small():
+    """Whether the dense Winograd is the default for the smaller float32 3x3
+    layers under 16-lane kernels (>= 32 channels, >= 14x14 outputs, >= 196
+    tiles in the batch: src/core/cpu.h: CCONV_WINO_SMALL, else AMD family
+    25, Zen 4).  It matters only while the AVX-512 kernels are in use."""
+    return bool(cc_cpu_wino_small())
 
 
 def prefetch_rows():

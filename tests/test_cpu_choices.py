@@ -270,3 +270,87 @@ def test_dw_256_other_values_leave_the_family_rule(tmp_path, value):
 def test_cpu_family_is_an_int():
     fam = _kernels.cpu_family()
     assert isinstance(fam, int) and (fam >= 0 or _kernels.cpu_vendor() == "other")
+
+
+# The dense Winograd's rule for 16 lanes on 256-bit units (CCONV_WINO_SMALL):
+# the default method of float32 3x3 layers on both sides of its bounds
+# (channels, tiles per image, tiles in the batch, dilation), and the default
+# call's worst error against the float64 reference on random data of those
+# layers, 1 and 2 threads, forward and grad_input.
+WINO_PROBE = """
+import numpy as np, cconv
+from cconv import _kernels
+from cconv._dispatch import simd_level
+from reference import ref_conv, ref_conv_grad_input
+rng = np.random.default_rng(int(__import__("sys").argv[1]))
+layers = [((4, 32, 14, 14), 1, 1), ((1, 48, 28, 28), 1, 1), ((2, 32, 6, 14, 14), 1, 1),
+          ((4, 256, 14, 14), 8, 1), ((2, 32, 14, 14), 1, 1), ((4, 16, 28, 28), 1, 1),
+          ((4, 64, 7, 7), 1, 1), ((1, 64, 28, 28), 1, 2)]
+chosen, worst = [], 0.0
+for xs, g, d in layers:
+    x = rng.standard_normal(xs).astype(np.float32)
+    c = xs[1]
+    w = rng.standard_normal((c, c // g) + (3,) * (len(xs) - 2)).astype(np.float32)
+    f = cconv.conv2d if len(xs) == 4 else cconv.conv3d
+    chosen.append(cconv.select_backend(x, w, None, 1, d, d, groups=g).value)
+    ref = ref_conv(x.astype(np.float64), w.astype(np.float64), None, 1, d, dilation=d, groups=g)
+    gy = rng.standard_normal(ref.shape).astype(np.float32)
+    rgi = ref_conv_grad_input(gy.astype(np.float64), w.astype(np.float64), xs, 1, d,
+                              dilation=d, groups=g)
+    for t in (1, 2):
+        cconv.set_num_threads(t)
+        y = f(x, w, None, 1, d, d, g)
+        gi = cconv.convolution_backward(gy, x, w, None, 1, d, d, False, 0, g,
+                                        (True, False, False))[0]
+        worst = max(worst, np.abs(y - ref).max() / np.abs(ref).max(),
+                    np.abs(gi - rgi).max() / np.abs(rgi).max())
+print(_kernels.wino_small(), _kernels.cpu_vendor(), _kernels.cpu_family(), simd_level(), worst,
+      " ".join(chosen))
+"""
+
+
+def run_wino_probe(seed=1, **env):
+    e = {k: v for k, v in os.environ.items() if k != "CCONV_WINO_SMALL"}
+    e.update(env)
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(WINO_PROBE), str(seed)],
+                       capture_output=True, text=True, env=e, cwd=HERE, timeout=300)
+    assert r.returncode == 0, r.stderr
+    on, vendor, family, isa, worst, *chosen = r.stdout.split()
+    return on == "True", vendor, int(family), isa, float(worst), chosen
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_wino_small_environment_decides_and_results_agree(seed):
+    on1, _, _, isa, worst1, chosen1 = run_wino_probe(seed, CCONV_WINO_SMALL="1")
+    on0, _, _, _, worst0, chosen0 = run_wino_probe(seed, CCONV_WINO_SMALL="0")
+    assert on1 is True and on0 is False
+    # either way within the suite's float32 bound for Winograd
+    assert worst1 <= 3e-6 and worst0 <= 3e-6, (worst1, worst0)
+    if isa == "avx512":
+        # inside the bounds: Winograd with the rule, not without it
+        assert chosen1[:4] == ["winograd_3x3"] * 4, chosen1
+        assert "winograd_3x3" not in chosen0[:4], chosen0
+    else:  # the rule is the 16-lane one: nothing changes
+        assert chosen1 == chosen0
+    # outside them (too few tiles in the batch or per image, 16 channels,
+    # dilation 2 below the 512-bit rule's 196 tiles): the same choice
+    assert chosen1[4:] == chosen0[4:]
+    assert "winograd_3x3" not in chosen1[4:], chosen1
+
+
+@pytest.mark.parametrize("value", ["", "2", "on"])
+def test_wino_small_other_values_leave_the_family_rule(value):
+    on, vendor, family, *_ = run_wino_probe(CCONV_WINO_SMALL=value)
+    assert on == (vendor == "amd" and family == 25)
+
+
+def test_show_config_names_the_winograd_rule(capsys):
+    import cconv
+    from cconv._dispatch import simd_level
+    cconv.show_config()
+    line = [ln for ln in capsys.readouterr().out.splitlines() if "SIMD" in ln][0]
+    if simd_level() == "avx512":
+        units = "256-bit" if _kernels.wino_small() else "512-bit"
+        assert f"Winograd rule for {units} units" in line
+    else:
+        assert "Winograd rule" not in line

@@ -52,6 +52,19 @@ int cc_cpu_uk_gemm(void);
  * are 512 bits wide (unmeasured there). */
 int cc_cpu_dw_256(void);
 
+/* 1 when the dense Winograd (winograd/wino_conv.h) is the default for
+ * float32 3x3 layers of 32 channels or more on images of 14x14 outputs or
+ * more with 196 tiles or more in the batch (depths counted as images)
+ * under 16-lane kernels, below the rule for CPUs with 512-bit units
+ * (gemm/gemm_conv.c), else 0.  CCONV_WINO_SMALL=0 or 1 in the
+ * environment decides; otherwise on AMD CPUs of family 25 (Zen 4), whose
+ * 256-bit units halve the micro-kernels' speed per instruction but not
+ * the transforms' share: there Winograd took 0.58-0.92 of the implicit
+ * GEMM's time on such layers at one thread, 0.61-0.91 at two (gemm_conv.c
+ * has the figures).  Unmeasured on Intel's AVX-512 and later AMD
+ * families, which keep the wider rule. */
+int cc_cpu_wino_small(void);
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

@@ -96,6 +96,18 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
         if (dmax > 2) return 0;
         const int64_t ch = cig < cog ? cig : cog;
         if (ch < 32) return 0;
+        /* 16 lanes on 256-bit units (AMD Zen 4, core/cpu.h), after the
+         * input transform read the rows in place: >= 32 channels on >= 49
+         * tiles per image with >= 196 in the batch, Winograd / igemm time,
+         * 7 alternations, 1 / 2 threads: 2-D 4x32x14x14 0.84 / 0.89,
+         * 1x32x28x28 0.75 / 0.85, 4x64x14x14 0.83 / 0.88, 1x64x28x28 0.70 /
+         * 0.76, 1x128x28x28 0.61 / 0.67, 4x128x14x14 0.68 / 0.71, 8
+         * groups of 32 on 4x256x14x14 0.85 / 0.85; 3x3x3 2x32x8x14x14 0.73
+         * / 0.79, 1x48x8x14x14 0.58 / 0.62, 2x64x4x14x14 0.70 / 0.73;
+         * fewer tiles in the batch (2x32x14x14 0.92 / 0.91) and 16
+         * channels (4x16x28x28 0.86 / 1.00) stay out. */
+        if (dmax == 1 && tiles >= 49 && batch * (double)tiles >= 196.0 && cc_cpu_wino_small())
+            return 1;
         if (dmax == 1 && tiles >= 784) return 1;
         if (ch < 64 || tiles < 49 || (dmax == 2 && tiles < 196)) return 0;
         return (double)ch * batch * (double)tiles >= 32768.0;
