@@ -561,7 +561,7 @@ def test_big_kernels_few_output_channels_take_the_copy_path():
     assert not applies((2, 64, 28, 28), (64, 64, 5, 5))
     assert not applies((1, 32, 16, 16, 16), (64, 32, 5, 5, 5))
     assert applies((2, 64, 28, 28), (128, 64, 5, 5))      # 128 output channels
-    assert applies((2, 64, 28, 28), (32, 64, 3, 3))       # 3x3
+    assert applies((2, 64, 12, 12), (32, 64, 3, 3))       # 3x3 (too few tiles for Winograd)
     assert applies((4, 64, 1024), (64, 64, 31))           # 1-D
     with forced_isa(_NARROW):
         assert applies((2, 3, 64, 64), (64, 3, 7, 7))     # the stem: 3 input channels
@@ -628,9 +628,13 @@ def test_wide_float32_rules_take_the_copy_path():
         p = make_params(xs, ws, None, stride, pad, dil, False, 0, 1, "t", dt)
         return nhwc_applies(p, dt)
 
-    def winograd(xs, ws, stride, pad, dil):
-        p = make_params(xs, ws, None, stride, pad, dil, False, 0, 1, "t", np.float32)
-        return fwd_method(p, cconv.get_num_threads(), 4) == "winograd"
+    def winograd(xs, ws, stride, pad, dil, dt=np.float32):
+        p = make_params(xs, ws, None, stride, pad, dil, False, 0, 1, "t", dt)
+        return fwd_method(p, cconv.get_num_threads(), np.dtype(dt).itemsize) == "winograd"
+
+    # on 256-bit units the 16-lane rule sends smaller 3x3 layers to
+    # Winograd, whose layers take the copy path (cc_cpu_wino_small)
+    small = _kernels.wino_small()
 
     cases = [  # (x, w, stride, dilation, copy path on 16 lanes)
         ((2, 3, 224, 224), (64, 3, 7, 7), 2, 1, True),      # the stem
@@ -641,7 +645,7 @@ def test_wide_float32_rules_take_the_copy_path():
         ((4, 16, 7, 7), (128, 16, 3, 3), 1, 2, False),      # 49 positions
         ((4, 32, 33, 33), (128, 32, 3, 3), 2, 2, False),    # stride 2
         ((2, 16, 17, 17), (32, 16, 5, 5), 1, 1, False),     # 289 positions
-        ((2, 64, 28, 28), (32, 64, 3, 3), 1, 1, False),     # 64 channels, undilated
+        ((2, 64, 28, 28), (32, 64, 3, 3), 1, 1, small),     # 64 -> 32 channels, undilated
         ((8, 16, 64, 64), (16, 16, 1, 1), 1, 1, False),     # 1x1
         ((8, 16, 8000), (16, 16, 9), 1, 1, True),           # 1-D, 16 channels
         ((4, 128, 1024), (128, 128, 3), 1, 4, False),       # 1-D dilated: NHWC
@@ -653,7 +657,8 @@ def test_wide_float32_rules_take_the_copy_path():
         with forced_isa("avx512"):
             assert applies(xs, ws, st, pad, dil) is not copy, (xs, ws, st, dil)
             assert applies(xs, ws, st, pad, dil, dt=np.float16) is not copy, (xs, ws, st, dil)
-            if copy and dil == 1:  # (float64 dilated layers may be Winograd's: copied anyway)
+            # (float64 layers Winograd takes are copied anyway)
+            if copy and not winograd(xs, ws, st, pad, dil, np.float64):
                 assert applies(xs, ws, st, pad, dil, dt=np.float64), (xs, ws, st, dil)
         with forced_isa(_NARROW):  # (Winograd's layers take the copy path anyway)
             assert applies(xs, ws, st, pad, dil) or winograd(xs, ws, st, pad, dil), (xs, ws, st, dil)
