@@ -10,7 +10,10 @@ float32 Winograd (tests/test_winograd_dense.py).  cconv's kernels sum in a
 different order with FMAs, so their figures differ a little; the gap between
 the two tile sizes is what this measures.
 
-    python benches/winograd_error.py [--tiles 256] [--channels 16,64,256,1024]
+    python benches/winograd_error.py [--tiles 256] [--channels 16,64,256,1024] [--1d]
+
+With --1d the same for 1-D layers: F(2, 3) against F(4, 3), the matrices
+above applied along one axis.
 """
 from __future__ import annotations
 
@@ -67,6 +70,49 @@ def data(kind, rng, shape):
     raise ValueError(kind)
 
 
+def winograd1d(d, g, m):
+    """1-D F(m, 3) (G, B^T, A^T of the 2-D tables applied once): outputs
+    (tiles, K, m) of windows d (tiles, C, m + 2), filters g (K, C, 3), every
+    step in float32."""
+    G, BT, AT = (a.astype(np.float32) for a in F[m])
+    U = np.einsum("ij,kcj->ikc", G, g, optimize=True)                 # n K C
+    V = np.einsum("ij,tcj->ict", BT, d, optimize=True)                # n C T
+    return np.einsum("ij,jkt->tki", AT, np.matmul(U, V), optimize=True)
+
+
+def direct1d(d, g, m):
+    d64, g64 = d.astype(np.float64), g.astype(np.float64)
+    return np.stack([np.einsum("tca,kca->tk", d64[:, :, i:i + 3], g64) for i in range(m)], -1)
+
+
+def main_1d(a, rng) -> None:
+    """The same for 1-D layers: F(2, 3) against F(4, 3) (tiles of 4
+    outputs: F(4, 3) once, F(2, 3) on both halves)."""
+    print("| data | channels | F(2,3) | F(4,3) | F4 / F2 |")
+    print("|---|---|---|---|---|")
+    for kind in ("normal", "uniform01", "lognormal", "signs"):
+        for C in (int(c) for c in a.channels.split(",")):
+            worst = {2: 0.0, 4: 0.0}
+            for _ in range(a.trials):
+                if kind == "signs":  # B^T(4)'s widest row's signs along each window
+                    pat = np.sign(BT4[0]).astype(float)
+                    pat[pat == 0] = 1
+                    d = pat * rng.uniform(0.5, 1.0, (a.tiles, C, 6))
+                else:
+                    d = data(kind, rng, (a.tiles, C, 6))
+                d = d.astype(np.float32)
+                g = data("normal" if kind == "signs" else kind, rng,
+                         (a.out_channels, C, 3)).astype(np.float32)
+                ref = direct1d(d, g, 4)
+                y4 = winograd1d(d, g, 4)
+                y2 = np.concatenate([winograd1d(d[:, :, i:i + 4], g, 2) for i in (0, 2)], -1)
+                s = np.abs(ref).max()
+                worst[2] = max(worst[2], float(np.abs(y2 - ref).max() / s))
+                worst[4] = max(worst[4], float(np.abs(y4 - ref).max() / s))
+            print(f"| {kind} | {C} | {worst[2]:.1e} | {worst[4]:.1e} | {worst[4] / worst[2]:.1f} |",
+                  flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tiles", type=int, default=256)
@@ -74,8 +120,13 @@ def main() -> None:
     ap.add_argument("--out-channels", type=int, default=8)
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--1d", dest="one_d", action="store_true",
+                    help="1-D F(2, 3) against F(4, 3) instead")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
+    if a.one_d:
+        main_1d(a, rng)
+        return
     print("| data | channels | F(2x2,3x3) | F(4x4,3x3) | F4 / F2 |")
     print("|---|---|---|---|---|")
     for kind in ("normal", "uniform01", "lognormal", "signs"):

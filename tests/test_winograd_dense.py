@@ -14,6 +14,10 @@ forward and gradients, against the reference and finite differences.
 """
 from __future__ import annotations
 
+import os
+import pathlib
+import subprocess
+import sys
 import zlib
 
 import numpy as np
@@ -27,6 +31,7 @@ from methods import fwd_method
 from isa_switch import forced_isa
 from reference import nonfinite_mismatch, ref_conv, ref_conv_grad_input, ref_conv_grad_weight
 
+HERE = pathlib.Path(__file__).resolve().parent
 ISAS = _depthwise.available_isas()
 # F(2x2, 3x3) adds and halves the 16 products of a tile: float32 error stays
 # within a few ulps of the output's scale, as the direct product's does
@@ -265,24 +270,32 @@ def _check_narrow_rule():
     assert _method((1, 8, 8, 14, 14), (8, 8, 3, 3, 3), 1, 1, np.float64) != "winograd"
 
 
-@pytest.mark.skipif(WIDE is None, reason="no AVX-512 kernels in this build or on this CPU")
-def test_method_rule_16_lanes():
-    """Both sides of each clause of the 16-lane float32 rule (AVX-512)."""
+def _check_wide_rule():
+    """Both sides of each clause of the 16-lane float32 rule (AVX-512), for
+    the rule this process runs: 512-bit units, or 256-bit ones
+    (cc_cpu_wino_small: >= 32 channels on >= 49 tiles with >= 196 in the
+    batch, dilation 1)."""
+    small = _kernels.wino_small()
     with forced_isa(WIDE):
         assert _method((1, 32, 56, 56), (32, 32, 3, 3), 1, 1) == "winograd"       # 784 tiles
-        assert _method((1, 32, 54, 54), (32, 32, 3, 3), 1, 1) != "winograd"       # 729
+        assert (_method((1, 32, 54, 54), (32, 32, 3, 3), 1, 1) == "winograd") == small  # 729
         assert _method((1, 16, 56, 56), (16, 16, 3, 3), 1, 1) != "winograd"       # 16 channels
         assert _method((1, 64, 56, 56), (16, 64, 3, 3), 1, 1) != "winograd"       # 16 out
         # >= 64 channels: channels x tiles of the batch >= 32768
         assert _method((4, 128, 28, 28), (128, 128, 3, 3), 1, 1) == "winograd"    # 128 x 784
-        assert _method((1, 128, 28, 28), (128, 128, 3, 3), 1, 1) != "winograd"    # 128 x 196
+        assert (_method((1, 128, 28, 28), (128, 128, 3, 3), 1, 1) == "winograd") == small  # x 196
         assert _method((1, 256, 24, 24), (256, 256, 3, 3), 1, 1) == "winograd"    # 256 x 144
         assert _method((1, 256, 22, 22), (256, 256, 3, 3), 1, 1) != "winograd"    # 256 x 121
         assert _method((8, 64, 28, 28), (64, 64, 3, 3), 1, 1) == "winograd"       # 64 x 1568
-        assert _method((2, 64, 28, 28), (64, 64, 3, 3), 1, 1) != "winograd"       # 64 x 392
-        assert _method((8, 48, 28, 28), (48, 48, 3, 3), 1, 1) != "winograd"       # 48 channels
+        assert (_method((2, 64, 28, 28), (64, 64, 3, 3), 1, 1) == "winograd") == small  # 64 x 392
+        assert (_method((8, 48, 28, 28), (48, 48, 3, 3), 1, 1) == "winograd") == small  # 48 ch
         assert _method((8, 256, 14, 14), (256, 256, 3, 3), 1, 1) == "winograd"    # 256 x 392
         assert _method((2, 256, 14, 14), (256, 256, 3, 3), 1, 1) != "winograd"    # 256 x 98
+        # 256-bit units: the smaller layers' bounds
+        assert (_method((4, 32, 14, 14), (32, 32, 3, 3), 1, 1) == "winograd") == small  # 196
+        assert _method((3, 32, 14, 14), (32, 32, 3, 3), 1, 1) != "winograd"       # 147 tiles
+        assert _method((16, 32, 12, 12), (32, 32, 3, 3), 1, 1) != "winograd"      # 36 per image
+        assert _method((4, 256, 28, 28), (256, 8, 3, 3), 1, 32) != "winograd"     # 8 per group
         assert _method((8, 512, 7, 7), (512, 512, 3, 3), 1, 1) == "im2col"        # small_deep
         assert _method((64, 128, 5, 5), (128, 128, 3, 3), 1, 1) != "winograd"     # 9 tiles
         assert _method((16, 256, 8, 8), (256, 256, 3, 3), 1, 1) != "winograd"     # 16 tiles
@@ -298,6 +311,19 @@ def test_method_rule_16_lanes():
         # float64 keeps the rule of the narrow vectors
         assert _method((1, 32, 14, 14), (32, 32, 3, 3), 1, 1, np.float64) == "winograd"
         assert _method((1, 64, 56, 56), (64, 64, 3, 3), 2, 1, np.float64, dil=2) == "winograd"
+
+
+@pytest.mark.skipif(WIDE is None, reason="no AVX-512 kernels in this build or on this CPU")
+@pytest.mark.parametrize("small", ["0", "1"])
+def test_method_rule_16_lanes(small):
+    """The 16-lane rule for 512-bit and for 256-bit units, each in a process
+    of its own (the choice is made once per process: CCONV_WINO_SMALL)."""
+    env = dict(os.environ, CCONV_WINO_SMALL=small)
+    r = subprocess.run([sys.executable, "-c", "import test_winograd_dense as t; "
+                        "from cconv import _kernels; "
+                        f"assert _kernels.wino_small() == bool({small}); t._check_wide_rule()"],
+                       capture_output=True, text=True, env=env, cwd=HERE, timeout=300)
+    assert r.returncode == 0, r.stderr
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

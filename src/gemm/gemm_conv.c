@@ -11,6 +11,7 @@
 #include "cconv.h"
 #include "igemm/igemm.h"
 #include "winograd/wino_conv.h"
+#include "winograd/wino1d.h"
 #include "gemm_plan.h"
 #include "shift_conv.h"
 #include "shift_plan.h"
@@ -68,7 +69,27 @@ static int cc_wino3_wanted(const cc_geom *g, int64_t elsize, double tiles, doubl
     return cig >= 64 && batch * tiles >= 256.0;
 }
 
+/* 1-D F(2, 3) (winograd/wino1d.h) against igemm: Winograd / igemm time, 5
+ * alternations, AMD EPYC Zen 4, 1 / 2 threads, batch x ceil(L / 2) tiles:
+ * >= 128 channels on >= 512 tiles 0.69-0.84 / 0.70-0.81 at dilation 1
+ * (16-lane float32: 128x128 L1024 0.75 / 0.81, TCN's 4x128x1024 d4 0.82 /
+ * 0.88, 256 channels 0.69-0.76 / 0.69-0.77), 0.71-0.89 / 0.71-0.95 at
+ * dilation 4 (its phases are copied and its outputs written one by one);
+ * the same on the AVX2 kernels (0.73-0.86 / 0.74-0.94) and in float64
+ * (0.69-0.89 / 0.72-0.95).  128 tiles (L 256) 0.82-0.92 / 0.85-1.09 and
+ * 64 channels 0.84-1.02 / 0.88-1.15 stay out.  On 512-bit units (Intel's
+ * AVX-512, later AMD families: unmeasured) the micro-kernels' share halves
+ * against the transforms': 256 channels there. */
+static int cc_wino1d_wanted(const cc_geom *g, int64_t elsize) {
+    const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
+    const int64_t ch = cig < cog ? cig : cog;
+    const double tiles = (double)g->batch * (double)((g->out[2] + 1) / 2);
+    const int64_t need = cc_wide_f32(elsize) && !cc_cpu_wino_small() ? 256 : 128;
+    return ch >= need && tiles >= 512.0;
+}
+
 static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
+    if (cc_wino1d_applies(g)) return cc_wino1d_wanted(g, elsize);
     if (!cc_wino_applies(g)) return 0;
     const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
     const int64_t tiles = ((g->out[1] + 1) / 2) * ((g->out[2] + 1) / 2);

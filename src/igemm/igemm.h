@@ -91,6 +91,14 @@ typedef int (*ig_wtinr_f32)(int64_t nq, const float *const *rows, int64_t c0, in
                             float *v, int64_t vs);
 typedef int (*ig_wtinr_f64)(int64_t nq, const double *const *rows, int64_t c0, int64_t hi,
                             int d, double *v, int64_t vs);
+/* 1-D Winograd F(2, 3) (winograd/wino1d.h): the input transform of nq
+ * tiles from a row s (tile q's window s[2 q .. 2 q + 3], 0 from s[hi] on:
+ * nothing there is read), V as wtin's with 4 elements; the output
+ * transform into r[2 q], r[2 q + 1]. */
+typedef void (*ig_w1tin_f32)(int64_t nq, const float *s, int64_t hi, float *v, int64_t vs);
+typedef void (*ig_w1tin_f64)(int64_t nq, const double *s, int64_t hi, double *v, int64_t vs);
+typedef void (*ig_w1tout_f32)(int64_t nq, const float *m, int64_t ms, float bv, float *r);
+typedef void (*ig_w1tout_f64)(int64_t nq, const double *m, int64_t ms, double bv, double *r);
 typedef void (*ig_wtout_f32)(int64_t nq, const float *m, int64_t ms, float bv, float *r0,
                              float *r1);
 typedef void (*ig_wtout_f64)(int64_t nq, const double *m, int64_t ms, double bv, double *r0,
@@ -156,6 +164,8 @@ typedef struct ig_kern_f32 {
     ig_ukrs_f32 ukrs;
     ig_packa_f32 packa;
     ig_wtinr_f32 wtinr;
+    ig_w1tin_f32 w1tin;
+    ig_w1tout_f32 w1tout;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -176,6 +186,8 @@ typedef struct ig_kern_f64 {
     ig_ukrs_f64 ukrs;
     ig_packa_f64 packa;
     ig_wtinr_f64 wtinr;
+    ig_w1tin_f64 w1tin;
+    ig_w1tout_f64 w1tout;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by

@@ -60,6 +60,10 @@ typedef struct {
     ig_packa_f64 pa64;
     ig_wtinr_f32 tr32;
     ig_wtinr_f64 tr64;
+    ig_w1tin_f32 w1i32;
+    ig_w1tin_f64 w1i64;
+    ig_w1tout_f32 w1o32;
+    ig_w1tout_f64 w1o64;
 } isa_t;
 
 /* One entry per instruction set this build and CPU run and element type,
@@ -79,12 +83,14 @@ static void collect_isas(void)
                                  .p32 = k->packr, .mrw = k->mrw, .nrw = k->nrw, .lanes = k->lanes,
                                  .w32 = k->ukrw, .ti32 = k->wtin, .to32 = k->wtout, .rw32 = k->rows,
                                  .i32 = k->ukri, .n32 = k->ukrn, .in32 = k->ukrin,
-                                 .ws32 = k->wsplit, .pa32 = k->packa, .tr32 = k->wtinr};
+                                 .ws32 = k->wsplit, .pa32 = k->packa, .tr32 = k->wtinr,
+                                 .w1i32 = k->w1tin, .w1o32 = k->w1tout};
         isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = d->mr, .nr = d->nr, .f64 = d->ukr,
                                  .p64 = d->packr, .mrw = d->mrw, .nrw = d->nrw, .lanes = d->lanes,
                                  .w64 = d->ukrw, .ti64 = d->wtin, .to64 = d->wtout, .rw64 = d->rows,
                                  .i64 = d->ukri, .n64 = d->ukrn, .in64 = d->ukrin,
-                                 .ws64 = d->wsplit, .pa64 = d->packa, .tr64 = d->wtinr};
+                                 .ws64 = d->wsplit, .pa64 = d->packa, .tr64 = d->wtinr,
+                                 .w1i64 = d->w1tin, .w1o64 = d->w1tout};
     }
 }
 
@@ -579,6 +585,71 @@ static int check_wtinr(const isa_t *isa, int f64, int64_t nq, int d)
     return bad;
 }
 
+/* 1-D Winograd F(2, 3)'s transforms: V = B^T d of tiles whose windows are
+ * s[2 q .. 2 q + 3], zeros from s[hi] on (NaN there must not be read), and
+ * Y = A^T M + bv, each against the formulas evaluated in the element type
+ * in the kernels' order (the same bits); nothing written past nq tiles of
+ * v or 2 nq elements of the output. */
+static int check_w1(const isa_t *isa, int f64, int64_t nq)
+{
+    const int64_t es = f64 ? 8 : 4, vs = nq + ri(0, 7), hi = 2 * nq + 2 - ri(0, 3);
+    const int64_t len = 2 * nq + 2 + 64;
+    char *s = malloc((size_t)(len * es)), *v = malloc((size_t)(4 * vs * es));
+    char *m = malloc((size_t)(4 * vs * es)), *r = malloc((size_t)((2 * nq + 8) * es));
+    const double bv = ru();
+#define PUTS(b, i, x) (f64 ? (void)(((double *)(b))[i] = (x)) : (void)(((float *)(b))[i] = (float)(x)))
+#define GETS(b, i) (f64 ? ((double *)(b))[i] : (double)((float *)(b))[i])
+    for (int64_t i = 0; i < len; i++) PUTS(s, i, i < hi ? ru() : NAN);
+    for (int64_t i = 0; i < 4 * vs; i++) {
+        PUTS(v, i, 777.0);
+        PUTS(m, i, ru());
+    }
+    for (int64_t i = 0; i < 2 * nq + 8; i++) PUTS(r, i, 777.0);
+    if (f64) {
+        isa->w1i64(nq, (const double *)s, hi, (double *)v, vs);
+        isa->w1o64(nq, (const double *)m, vs, bv, (double *)r);
+    } else {
+        isa->w1i32(nq, (const float *)s, hi, (float *)v, vs);
+        isa->w1o32(nq, (const float *)m, vs, (float)bv, (float *)r);
+    }
+    int bad = 0;
+    for (int64_t q = 0; q < nq; q++) {
+        double dd[4], want[4], y[2];
+        for (int c = 0; c < 4; c++) dd[c] = 2 * q + c < hi ? GETS(s, 2 * q + c) : 0.0;
+        if (f64) {
+            want[0] = dd[0] - dd[2], want[1] = dd[1] + dd[2];
+            want[2] = dd[2] - dd[1], want[3] = dd[1] - dd[3];
+            const double m0 = GETS(m, q), m1 = GETS(m, vs + q), m2 = GETS(m, 2 * vs + q);
+            const double m3 = GETS(m, 3 * vs + q);
+            y[0] = m0 + m1 + m2 + bv, y[1] = m1 - m2 - m3 + bv;
+        } else {
+            const float f[4] = {(float)dd[0], (float)dd[1], (float)dd[2], (float)dd[3]};
+            want[0] = (float)(f[0] - f[2]), want[1] = (float)(f[1] + f[2]);
+            want[2] = (float)(f[2] - f[1]), want[3] = (float)(f[1] - f[3]);
+            const float m0 = (float)GETS(m, q), m1 = (float)GETS(m, vs + q);
+            const float m2 = (float)GETS(m, 2 * vs + q), m3 = (float)GETS(m, 3 * vs + q);
+            const float b = (float)bv;
+            const float y0 = ((m0 + m1) + m2) + b, y1 = ((m1 - m2) - m3) + b;
+            y[0] = y0, y[1] = y1;
+        }
+        for (int x = 0; x < 4; x++)
+            if (GETS(v, x * vs + q) != want[x]) bad = 1;
+        if (GETS(r, 2 * q) != y[0] || GETS(r, 2 * q + 1) != y[1]) bad = 1;
+    }
+    for (int x = 0; x < 4; x++)
+        for (int64_t q = nq; q < vs; q++)
+            if (GETS(v, x * vs + q) != 777.0) bad = 1;
+    for (int64_t i = 2 * nq; i < 2 * nq + 8; i++)
+        if (GETS(r, i) != 777.0) bad = 1;
+#undef PUTS
+#undef GETS
+    if (bad)
+        printf("FAIL 1-D wino transforms %s %s nq=%lld hi=%lld\n", isa->name, f64 ? "f64" : "f32",
+               (long long)nq, (long long)hi);
+    free(s); free(v); free(m); free(r);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int iters = argc > 1 ? atoi(argv[1]) : 200;
@@ -603,12 +674,13 @@ int main(int argc, char **argv)
                 failures += check_wt(&isas[i], f64, it < 40 ? it + 1 : ri(1, 40));
                 failures += check_wsplit(&isas[i], f64, it < 40 ? it + 1 : ri(1, 70), (int)ri(1, 2));
                 failures += check_wtinr(&isas[i], f64, it < 40 ? it + 1 : ri(1, 70), (int)ri(1, 2));
+                failures += check_w1(&isas[i], f64, it < 40 ? it + 1 : ri(1, 90));
                 failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
                 failures += check_n(&isas[i], f64, ri(1, 200), (int)ri(0, 1),
                                     (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
                 failures += check_packa(&isas[i], f64, it < 40 ? it + 1 : ri(1, 300),
                                         (int)(ri(0, 1) ? isas[i].mr : ri(1, isas[i].mr)));
-                checks += 9;
+                checks += 10;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
