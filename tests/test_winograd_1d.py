@@ -4,7 +4,8 @@ groups).
 
 The kernel is called directly on random geometries the method rule would
 not send it (few channels, short rows, every padding before and after up
-to three dilations, dilations 1-6, groups, bias, 1-3 threads, float32 and
+to three dilations, dilations 1-8 (2, 4 and 8: the phases split by rounds of
+even/odd splits), groups, bias, 1-3 threads, float32 and
 float64) under every instruction set this CPU runs, and checked against
 the float64 NumPy reference of tests/reference.py; then the rule, and the
 public API on layers that take the method: forward and gradients against
@@ -67,7 +68,7 @@ def test_w1_random_geometries(name, dtype):
         while done < 60:
             groups = int(rng.choice([1, 1, 2, 3]))
             cig, cog = int(rng.integers(1, 20)), int(rng.integers(1, 30))
-            d = int(rng.choice([1, 1, 2, 3, 4, 6]))
+            d = int(rng.choice([1, 1, 2, 3, 4, 6, 8]))
             L = int(rng.integers(1, 130))
             pb, pa = (int(v) for v in rng.integers(0, 3 * d + 1, 2))
             if L + pb + pa <= 2 * d:

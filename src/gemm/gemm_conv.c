@@ -74,7 +74,9 @@ static int cc_wino3_wanted(const cc_geom *g, int64_t elsize, double tiles, doubl
  * >= 128 channels on >= 512 tiles 0.69-0.84 / 0.70-0.81 at dilation 1
  * (16-lane float32: 128x128 L1024 0.75 / 0.81, TCN's 4x128x1024 d4 0.82 /
  * 0.88, 256 channels 0.69-0.76 / 0.69-0.77), 0.71-0.89 / 0.71-0.95 at
- * dilation 4 (its phases are copied and its outputs written one by one);
+ * dilation 4 (with the phases gathered and the outputs written one by one;
+ * split and joined by vector rounds since, TCN's layer took 0.76 at one
+ * thread);
  * the same on the AVX2 kernels (0.73-0.86 / 0.74-0.94) and in float64
  * (0.69-0.89 / 0.72-0.95).  128 tiles (L 256) 0.82-0.92 / 0.85-1.09 and
  * 64 channels 0.84-1.02 / 0.88-1.15 stay out.  On 512-bit units (Intel's

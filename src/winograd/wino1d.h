@@ -8,8 +8,10 @@
  * ...), each an undilated 3-tap convolution of the input's phase a - p +
  * d j.  An image chunk's input is first copied phase by phase into rows
  * of Lp elements (xp[image][channel][phase][j] = x[a - p + d j], zeros
- * outside the input: the padding), checked for NaN and infinities on the
- * way; a phase's outputs are cut into tiles of 2, and tile q of a phase
+ * outside the input: the padding; dilations 2^k by k rounds of even/odd
+ * splits), checked for NaN and infinities on the way, and with dilation >
+ * 1 the outputs are written by phase (yp) and interleaved into y after
+ * the chunk; a phase's outputs are cut into tiles of 2, and tile q of a phase
  * reads its row's elements 2 q .. 2 q + 3.  With U = G g (4 values per
  * channel pair, G as in 2-D) and V = B^T d of each tile's window, the four
  * elements xi of the transformed domain are 4 matrix products per group,
@@ -42,6 +44,8 @@ typedef struct w1_plan {
     int64_t nimg;             /* images per chunk (their rows fit xp) */
     int64_t ap_elems;         /* U, all groups and xi */
     int64_t xp_elems;         /* the chunk's phase rows (+ slack) */
+    int64_t yp_elems;         /* dilation > 1: the chunk's outputs by phase */
+    int64_t sp_elems;         /* per thread: a row's split (dilation 2^k) */
     int64_t vb_elems, mb_elems, es_elems, per_thread;
 } w1_plan;
 
@@ -58,6 +62,10 @@ static inline int cc_wino1d_applies(const cc_geom *g) {
 static inline int64_t w1_phase_len(int64_t OL, int64_t d, int64_t a) {
     return a < OL ? cc_ceil_div(OL - a, d) : 0;
 }
+
+/* 1 for dilations 2, 4, 8, ... (their phases are split by rounds of
+ * even/odd splits) */
+static inline int w1_pow2(int64_t d) { return d > 1 && (d & (d - 1)) == 0; }
 
 /* The most phase rows' bytes one chunk of images may hold (with U and the
  * threads' buffers within CC_WORKSPACE_CAP). */
@@ -79,9 +87,12 @@ static inline void w1_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     p->timg = 0;
     for (int64_t a = 0; a < p->d && a < p->OL; ++a)
         p->timg += cc_ceil_div(w1_phase_len(p->OL, p->d, a), 2);
-    const int64_t img_elems = g->c_in * p->d * p->Lp;
+    const int64_t yimg = p->d > 1 ? g->c_out * p->d * 2 * p->nqa : 0;
+    const int64_t img_elems = g->c_in * p->d * p->Lp + yimg;
     p->nimg = cc_max64(1, cc_min64(g->batch, W1_XP_BYTES / es / cc_max64(1, img_elems)));
-    p->xp_elems = ig_round_up(p->nimg * img_elems + 4 * (int64_t)lanes + 4, 16);
+    p->xp_elems = ig_round_up(p->nimg * g->c_in * p->d * p->Lp + 4 * (int64_t)lanes + 4, 16);
+    p->yp_elems = ig_round_up(p->nimg * yimg, 16);
+    p->sp_elems = w1_pow2(p->d) ? ig_round_up(2 * p->d * p->Lp, 16) : 0;
     /* (the split depends on the problem only: parallel.h) */
     const int64_t items = g->groups * cc_ceil_div(p->nimg * p->timg, nr);
     p->nt = cc_threads_for(cc_geom_macs(g), CC_GRAIN_GEMM, items, p->nt);
@@ -89,7 +100,7 @@ static inline void w1_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     p->vb_elems = ig_round_up(4 * p->cig * nr, 16);
     p->mb_elems = ig_round_up(4 * p->mpan * mr * nr, 16);
     p->es_elems = ig_round_up(2 * nr + 2 * (int64_t)lanes, 16);
-    p->per_thread = p->vb_elems + p->mb_elems + p->es_elems;
+    p->per_thread = p->vb_elems + p->mb_elems + cc_max64(p->es_elems, p->sp_elems);
 }
 
 /* A run: tiles [qa, qa + nq) of phase a of chunk image n, panel columns
@@ -123,8 +134,11 @@ static inline int w1_panel_runs(const w1_plan *p, int64_t t0, int64_t ttot,
 
 /* -1 where one image's phase rows would not fit a chunk. */
 static inline int64_t w1_plan_bytes(const cc_geom *g, const w1_plan *p, int64_t es) {
-    if (g->c_in * p->d * p->Lp * es > W1_XP_BYTES) return -1;
+    if ((g->c_in * p->d * p->Lp + (p->d > 1 ? g->c_out * p->d * 2 * p->nqa : 0)) * es >
+        W1_XP_BYTES)
+        return -1;
     return ig_round_up(p->ap_elems * es, 64) + ig_round_up(p->xp_elems * es, 64) +
+           ig_round_up(p->yp_elems * es, 64) +
            (int64_t)p->nt * p->per_thread * es + 64;
 }
 #endif
