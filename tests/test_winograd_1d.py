@@ -94,6 +94,18 @@ def test_w1_images_in_chunks():
         assert np.abs(y - ref).max() / scale <= TOL[np.float32]
 
 
+def test_w1_workspace_within_the_cap():
+    """Chunks shrink to fit beside a large U (1024 x 1024 channels: 16 MB)
+    and the threads' buffers; where one image's phase rows do not fit, the
+    method does not apply."""
+    cap = 32 << 20
+    for L, fits in ((2600, True), (5000, False)):
+        geom, _ = _geom(2, 1, 1024, 1024, L, 1, 1, 1)
+        for nt in (1, 2, 4):
+            nb = _kernels.wino_workspace_bytes(geom, nt, 4)
+            assert (0 < nb <= cap) if fits else nb == -1, (L, nt, nb)
+
+
 def test_w1_refuses_other_geometries():
     ws = np.zeros(1 << 16, np.uint8)
     x = np.zeros(2 * 40, np.float32)

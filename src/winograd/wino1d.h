@@ -67,8 +67,8 @@ static inline int64_t w1_phase_len(int64_t OL, int64_t d, int64_t a) {
  * even/odd splits) */
 static inline int w1_pow2(int64_t d) { return d > 1 && (d & (d - 1)) == 0; }
 
-/* The most phase rows' bytes one chunk of images may hold (with U and the
- * threads' buffers within CC_WORKSPACE_CAP). */
+/* The most bytes of phase rows (and outputs by phase) one chunk of images
+ * may hold. */
 #define W1_XP_BYTES ((int64_t)16 << 20)
 
 static inline void w1_plan_make(const cc_geom *g, int nthreads, int mr, int nr, int lanes,
@@ -87,20 +87,31 @@ static inline void w1_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     p->timg = 0;
     for (int64_t a = 0; a < p->d && a < p->OL; ++a)
         p->timg += cc_ceil_div(w1_phase_len(p->OL, p->d, a), 2);
-    const int64_t yimg = p->d > 1 ? g->c_out * p->d * 2 * p->nqa : 0;
-    const int64_t img_elems = g->c_in * p->d * p->Lp + yimg;
-    p->nimg = cc_max64(1, cc_min64(g->batch, W1_XP_BYTES / es / cc_max64(1, img_elems)));
-    p->xp_elems = ig_round_up(p->nimg * g->c_in * p->d * p->Lp + 4 * (int64_t)lanes + 4, 16);
-    p->yp_elems = ig_round_up(p->nimg * yimg, 16);
-    p->sp_elems = w1_pow2(p->d) ? ig_round_up(2 * p->d * p->Lp, 16) : 0;
-    /* (the split depends on the problem only: parallel.h) */
-    const int64_t items = g->groups * cc_ceil_div(p->nimg * p->timg, nr);
-    p->nt = cc_threads_for(cc_geom_macs(g), CC_GRAIN_GEMM, items, p->nt);
     p->ap_elems = g->groups * 4 * p->mpan * mr * p->cig;
     p->vb_elems = ig_round_up(4 * p->cig * nr, 16);
     p->mb_elems = ig_round_up(4 * p->mpan * mr * nr, 16);
     p->es_elems = ig_round_up(2 * nr + 2 * (int64_t)lanes, 16);
+    p->sp_elems = w1_pow2(p->d) ? ig_round_up(2 * p->d * p->Lp, 16) : 0;
     p->per_thread = p->vb_elems + p->mb_elems + cc_max64(p->es_elems, p->sp_elems);
+    /* images per chunk: their phase rows (and outputs by phase) within
+     * W1_XP_BYTES and, beside U and the buffers of as many threads as the
+     * CPUs, within the workspace cap (0: not one image fits) */
+    const int64_t yimg = p->d > 1 ? g->c_out * p->d * 2 * p->nqa : 0;
+    const int64_t img_elems = g->c_in * p->d * p->Lp + yimg;
+    const int64_t fixed = ig_round_up(p->ap_elems * es, 64) + 4096;
+    const int64_t room = cc_min64(W1_XP_BYTES, CC_WORKSPACE_CAP - fixed -
+                                                   (int64_t)cc_split_threads() * p->per_thread * es);
+    p->nimg = room > 0 ? cc_min64(g->batch, room / es / cc_max64(1, img_elems)) : 0;
+    const int64_t nimg = cc_max64(1, p->nimg);
+    p->xp_elems = ig_round_up(nimg * g->c_in * p->d * p->Lp + 4 * (int64_t)lanes + 4, 16);
+    p->yp_elems = ig_round_up(nimg * yimg, 16);
+    /* (the split depends on the problem only: parallel.h) */
+    const int64_t items = g->groups * cc_ceil_div(nimg * p->timg, nr);
+    p->nt = cc_threads_for(cc_geom_macs(g), CC_GRAIN_GEMM, items, p->nt);
+    /* fewer threads where their buffers would pass the workspace cap */
+    const int64_t shared = fixed + (p->xp_elems + p->yp_elems) * es;
+    if (p->nt > 1 && shared + (int64_t)p->nt * p->per_thread * es > CC_WORKSPACE_CAP)
+        p->nt = (int)cc_max64(1, (CC_WORKSPACE_CAP - shared) / (p->per_thread * es));
 }
 
 /* A run: tiles [qa, qa + nq) of phase a of chunk image n, panel columns
@@ -133,10 +144,8 @@ static inline int w1_panel_runs(const w1_plan *p, int64_t t0, int64_t ttot,
 }
 
 /* -1 where one image's phase rows would not fit a chunk. */
-static inline int64_t w1_plan_bytes(const cc_geom *g, const w1_plan *p, int64_t es) {
-    if ((g->c_in * p->d * p->Lp + (p->d > 1 ? g->c_out * p->d * 2 * p->nqa : 0)) * es >
-        W1_XP_BYTES)
-        return -1;
+static inline int64_t w1_plan_bytes(const w1_plan *p, int64_t es) {
+    if (p->nimg < 1) return -1;
     return ig_round_up(p->ap_elems * es, 64) + ig_round_up(p->xp_elems * es, 64) +
            ig_round_up(p->yp_elems * es, 64) +
            (int64_t)p->nt * p->per_thread * es + 64;

@@ -24,7 +24,7 @@ static int64_t w1_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     else
         w1_plan_make(g, nthreads, cc_ig_kern_f64()->mr, cc_ig_kern_f64()->nr,
                      cc_ig_kern_f64()->lanes, elsize, &p);
-    const int64_t b = w1_plan_bytes(g, &p, elsize);
+    const int64_t b = w1_plan_bytes(&p, elsize);
     return b < 0 || b > CC_WORKSPACE_CAP ? -1 : b;
 }
 
