@@ -166,53 +166,38 @@ CC_INLINE void vec_storep_simde(CC_T *p, VT v, int64_t c)
 #define VLOADP(p, c) vec_loadp_simde((p), (c))
 #define VSTOREP(p, v, c) vec_storep_simde((p), (v), (c))
 #endif
+/* The lanes i with 0 <= base + i < n, and a load of them (the Winograd
+ * input transforms, wino_tr.inc; the depthwise Winograd's lane windows) */
 #ifdef CC_F64
-/* the lanes i with 0 <= base + i < n, and a load of them (Winograd's
- * input transform, wino_tr.inc) */
-CC_INLINE __mmask8 vec_lanes_avx512(int64_t base, int64_t n)
+#define VMASKT __mmask8
+#define VEC_MASKZ_LOADU _mm512_maskz_loadu_pd
+#else
+#define VMASKT __mmask16
+#define VEC_MASKZ_LOADU _mm512_maskz_loadu_ps
+#endif
+CC_INLINE VMASKT vec_lanes_avx512(int64_t base, int64_t n)
 {
-    const int64_t lo = base < 0 ? (base < -8 ? 8 : -base) : 0;
-    const int64_t hi = n - base < 0 ? 0 : (n - base > 8 ? 8 : n - base);
-    return hi <= lo ? (__mmask8)0 : (__mmask8)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+    const int64_t lo = base < 0 ? (base < -V ? V : -base) : 0;
+    const int64_t hi = n - base < 0 ? 0 : (n - base > V ? V : n - base);
+    return hi <= lo ? (VMASKT)0 : (VMASKT)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
 }
-CC_INLINE __m512d vec_loadmk_avx512(const double *x, int64_t base, __mmask8 m)
+CC_INLINE VT vec_loadmk_avx512(const CC_T *x, int64_t base, VMASKT m)
 {
 #ifdef CC_SIMDE_AVX512 /* SIMDe has no masked load */
-    double t[8];
-    for (int64_t i = 0; i < 8; i++)
-        t[i] = (m >> i) & 1 ? x[base + i] : 0.0;
-    return _mm512_loadu_pd(t);
+    CC_T t[V];
+    for (int64_t i = 0; i < V; i++)
+        t[i] = (m >> i) & 1 ? x[base + i] : (CC_T)0;
+    return VLOADU(t);
 #else
     /* the masked-off lanes are not accessed (and do not fault) */
-    const double *p = (const double *)((uintptr_t)x + (uintptr_t)(base * (int64_t)sizeof(double)));
-    return _mm512_maskz_loadu_pd(m, p);
+    const CC_T *p = (const CC_T *)((uintptr_t)x + (uintptr_t)(base * (int64_t)sizeof(CC_T)));
+    return VEC_MASKZ_LOADU(m, p);
 #endif
 }
-#define VMASKT __mmask8
 #define VMASK(base, n) vec_lanes_avx512((base), (n))
 #define VLOADMK(x, base, m) vec_loadmk_avx512((x), (base), (m))
-#else
-/* float32: the lane windows (as for float64 above) and the depthwise
- * Winograd's permuted splits */
-CC_INLINE __mmask16 vec_lanes_avx512(int64_t base, int64_t n)
-{
-    const int64_t lo = base < 0 ? (base < -16 ? 16 : -base) : 0;
-    const int64_t hi = n - base < 0 ? 0 : (n - base > 16 ? 16 : n - base);
-    return hi <= lo ? (__mmask16)0 : (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-}
-CC_INLINE __m512 vec_loadmk_avx512(const float *x, int64_t base, __mmask16 m)
-{
-#ifdef CC_SIMDE_AVX512 /* SIMDe has no masked load */
-    float t[16];
-    for (int64_t i = 0; i < 16; i++)
-        t[i] = (m >> i) & 1 ? x[base + i] : 0.0f;
-    return _mm512_loadu_ps(t);
-#else
-    /* the masked-off lanes are not accessed (and do not fault) */
-    const float *p = (const float *)((uintptr_t)x + (uintptr_t)(base * (int64_t)sizeof(float)));
-    return _mm512_maskz_loadu_ps(m, p);
-#endif
-}
+#ifndef CC_F64
+/* float32 only: the depthwise Winograd's permuted splits */
 /* one in-lane shufps per vector, its inverse one unpcklps/unpckhps per
  * output vector */
 CC_INLINE void vec_splitp_avx512(__m512 a, __m512 b, __m512 *e, __m512 *o)
@@ -235,9 +220,6 @@ CC_INLINE void vec_joinpn_avx512(float *p, __m512 e, __m512 o, int64_t n)
         VSTOREP(p, a, n);
     }
 }
-#define VMASKT __mmask16
-#define VMASK(base, n) vec_lanes_avx512((base), (n))
-#define VLOADMK(x, base, m) vec_loadmk_avx512((x), (base), (m))
 #define VSPLITP(a, b, e, o) vec_splitp_avx512((a), (b), (e), (o))
 #define VJOINP(p, e, o) vec_joinp_avx512((p), (e), (o))
 #define VJOINPN(p, e, o, n) vec_joinpn_avx512((p), (e), (o), (n))

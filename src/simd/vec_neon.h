@@ -62,25 +62,6 @@ CC_INLINE void vec_transpose_neon(const double *s, int64_t ls, double *d, int64_
     vst1q_u64((uint64_t *)d, vtrn1q_u64(a, b));
     vst1q_u64((uint64_t *)(d + ld), vtrn2q_u64(a, b));
 }
-/* the lanes i with 0 <= base + i < n, as a bit set (NEON has no masked
- * loads), and a load of them (Winograd's input transform, wino_tr.inc) */
-CC_INLINE unsigned vec_lanes_neon(int64_t base, int64_t n)
-{
-    unsigned m = 0;
-    for (int64_t i = 0; i < 2; i++)
-        m |= (base + i >= 0 && base + i < n) ? 1u << i : 0u;
-    return m;
-}
-CC_INLINE float64x2_t vec_loadmk_neon(const double *x, int64_t base, unsigned m)
-{
-    double t[2];
-    for (int64_t i = 0; i < 2; i++)
-        t[i] = (m >> i) & 1 ? x[base + i] : 0.0;
-    return vld1q_f64(t);
-}
-#define VMASKT unsigned
-#define VMASK(base, n) vec_lanes_neon((base), (n))
-#define VLOADMK(x, base, m) vec_loadmk_neon((x), (base), (m))
 #else
 /* a 4x4 block transposed (trn1/trn2 on 32-bit, then on 64-bit lanes), on
  * integer vectors: the bits pass unchanged */
@@ -101,24 +82,8 @@ CC_INLINE void vec_transpose_neon(const float *sf, int64_t ls, float *df, int64_
     vst1q_u32(d + 3 * ld, vreinterpretq_u32_u64(vtrn2q_u64(a1, a3)));
 }
 
-/* float32: the lane windows (as for float64 above) and the depthwise
- * Winograd's splits, in
- * natural lane order (vuzp1q/vuzp2q, and vst2q for the join).  NEON has no
- * masked loads: the lanes inside the row, as a bit set. */
-CC_INLINE unsigned vec_lanes_neon(int64_t base, int64_t n)
-{
-    unsigned m = 0;
-    for (int64_t i = 0; i < 4; i++)
-        m |= (base + i >= 0 && base + i < n) ? 1u << i : 0u;
-    return m;
-}
-CC_INLINE float32x4_t vec_loadmk_neon(const float *x, int64_t base, unsigned m)
-{
-    float t[4];
-    for (int64_t i = 0; i < 4; i++)
-        t[i] = (m >> i) & 1 ? x[base + i] : 0.0f;
-    return vld1q_f32(t);
-}
+/* float32 only: the depthwise Winograd's splits, in natural lane order
+ * (vuzp1q/vuzp2q, and vst2q for the join). */
 CC_INLINE void vec_joinpn_neon(float *p, float32x4_t e, float32x4_t o, int64_t n)
 {
     float t[8];
@@ -126,13 +91,31 @@ CC_INLINE void vec_joinpn_neon(float *p, float32x4_t e, float32x4_t o, int64_t n
     for (int64_t i = 0; i < n; i++)
         p[i] = t[i];
 }
-#define VMASKT unsigned
-#define VMASK(base, n) vec_lanes_neon((base), (n))
-#define VLOADMK(x, base, m) vec_loadmk_neon((x), (base), (m))
 #define VSPLITP(a, b, e, o) vec_split2r_neon((a), (b), (e), (o))
 #define VJOINP(p, e, o) vec_join2_neon((p), (e), (o))
 #define VJOINPN(p, e, o, n) vec_joinpn_neon((p), (e), (o), (n))
 #endif
+
+/* The lanes i with 0 <= base + i < n, as a bit set (NEON has no masked
+ * loads), and a load of them through the stack (the Winograd input
+ * transforms, wino_tr.inc; the depthwise Winograd's lane windows). */
+CC_INLINE unsigned vec_lanes_neon(int64_t base, int64_t n)
+{
+    unsigned m = 0;
+    for (int64_t i = 0; i < V; i++)
+        m |= (base + i >= 0 && base + i < n) ? 1u << i : 0u;
+    return m;
+}
+CC_INLINE VT vec_loadmk_neon(const CC_T *x, int64_t base, unsigned m)
+{
+    CC_T t[V];
+    for (int64_t i = 0; i < V; i++)
+        t[i] = (m >> i) & 1 ? x[base + i] : (CC_T)0;
+    return VLOADU(t);
+}
+#define VMASKT unsigned
+#define VMASK(base, n) vec_lanes_neon((base), (n))
+#define VLOADMK(x, base, m) vec_loadmk_neon((x), (base), (m))
 CC_INLINE VT vec_loadp_neon(const CC_T *p, int64_t c)
 {
     CC_T tmp[V] = {0};

@@ -16,29 +16,29 @@
 #define CC_TEMPLATE "winograd/wino_conv.inc"
 #include "core/instances.h"
 
-static int64_t w1_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
-    w1_plan p;
+/* The micro-kernel table's MR, NR and lanes for the element size. */
+static void kern_dims(int64_t elsize, int *mr, int *nr, int *lanes) {
     if (elsize == 4)
-        w1_plan_make(g, nthreads, cc_ig_kern_f32()->mr, cc_ig_kern_f32()->nr,
-                     cc_ig_kern_f32()->lanes, elsize, &p);
+        *mr = cc_ig_kern_f32()->mr, *nr = cc_ig_kern_f32()->nr, *lanes = cc_ig_kern_f32()->lanes;
     else
-        w1_plan_make(g, nthreads, cc_ig_kern_f64()->mr, cc_ig_kern_f64()->nr,
-                     cc_ig_kern_f64()->lanes, elsize, &p);
-    const int64_t b = w1_plan_bytes(&p, elsize);
-    return b < 0 || b > CC_WORKSPACE_CAP ? -1 : b;
+        *mr = cc_ig_kern_f64()->mr, *nr = cc_ig_kern_f64()->nr, *lanes = cc_ig_kern_f64()->lanes;
 }
 
 int64_t cc_conv_fwd_wino_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     if (elsize != 4 && elsize != 8) return -1;
-    if (cc_wino1d_applies(g)) return w1_workspace(g, nthreads, elsize);
-    if (!cc_wino_applies(g)) return -1;
-    iw_plan p;
-    if (elsize == 4)
-        iw_plan_make(g, nthreads, cc_ig_kern_f32()->mr, cc_ig_kern_f32()->nr,
-                     cc_ig_kern_f32()->lanes, elsize, &p);
-    else
-        iw_plan_make(g, nthreads, cc_ig_kern_f64()->mr, cc_ig_kern_f64()->nr,
-                     cc_ig_kern_f64()->lanes, elsize, &p);
-    const int64_t b = iw_plan_bytes(&p, elsize);
-    return b > CC_WORKSPACE_CAP ? -1 : b;
+    int mr, nr, lanes;
+    kern_dims(elsize, &mr, &nr, &lanes);
+    int64_t b;
+    if (cc_wino1d_applies(g)) {
+        w1_plan p;
+        w1_plan_make(g, nthreads, mr, nr, lanes, elsize, &p);
+        b = w1_plan_bytes(&p, elsize);
+    } else if (cc_wino_applies(g)) {
+        iw_plan p;
+        iw_plan_make(g, nthreads, mr, nr, lanes, elsize, &p);
+        b = iw_plan_bytes(&p, elsize);
+    } else {
+        return -1;
+    }
+    return b < 0 || b > CC_WORKSPACE_CAP ? -1 : b;
 }
