@@ -57,12 +57,11 @@ int cc_cpu_dw_256(void);
  * more with 196 tiles or more in the batch (depths counted as images)
  * under 16-lane kernels, below the rule for CPUs with 512-bit units
  * (gemm/gemm_conv.c), else 0.  CCONV_WINO_SMALL=0 or 1 in the
- * environment decides; otherwise on AMD CPUs of family 25 (Zen 4), whose
- * 256-bit units halve the micro-kernels' speed per instruction but not
- * the transforms' share: there Winograd took 0.58-0.92 of the implicit
- * GEMM's time on such layers at one thread, 0.61-0.91 at two (gemm_conv.c
- * has the figures).  Unmeasured on Intel's AVX-512 and later AMD
- * families, which keep the wider rule. */
+ * environment decides; otherwise on AMD CPUs of family 25 (Zen 4, whose
+ * AVX-512 runs on 256-bit units): there Winograd took 0.58-0.92 of the
+ * implicit GEMM's time on such layers at one thread, 0.61-0.91 at two
+ * (gemm_conv.c has the figures).  Unmeasured on Intel's AVX-512 and later
+ * AMD families, which keep the rule measured on 512-bit units. */
 int cc_cpu_wino_small(void);
 
 #pragma GCC visibility pop
