@@ -95,6 +95,57 @@ def test_wino_random_geometries(name, dtype):
 
 @pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wino_short_runs_share_a_vector(name, dtype):
+    """Images of at most 7 tiles a row, whose runs the 16-lane kernels
+    transform two at a time in one vector (wtinr2, wtout2; 3 tiles on the
+    8-lane float64 ones): every output width 1-14, random heights,
+    paddings 0-2 on each side, batches whose panels of tiles cut runs,
+    groups, 1-3 threads, against the float64 reference."""
+    rng = np.random.default_rng(zlib.crc32(f"short runs {name} {np.dtype(dtype).name}".encode()))
+    with forced_isa(name):
+        for ow in range(1, 15):
+            pb = tuple(int(v) for v in rng.integers(0, 3, 2))
+            pa = tuple(int(v) for v in rng.integers(0, 3, 2))
+            w_ = ow + 2 - pb[1] - pa[1]
+            h = int(rng.integers(max(1, 3 - pb[0] - pa[0]), 16))
+            if w_ < 1:
+                continue
+            groups = int(rng.choice([1, 2]))
+            cig, cog = int(rng.integers(1, 9)), int(rng.integers(1, 20))
+            n = int(rng.integers(1, 6))
+            x, w, b, ref, scale = _arrays_and_ref(
+                rng, dtype, (n, cig * groups, h, w_), (cog * groups, cig, 3, 3),
+                stride=1, pad_before=pb, pad_after=pa, groups=groups)
+            for nt in (1, 2, 3):
+                y = run_wino(x, w, b, pb, pa, groups, nt)
+                err = np.abs(y - ref).max() / scale
+                assert err <= TOL[dtype], (name, x.shape, w.shape, pb, pa, groups, nt, err)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nonfinite_in_short_runs(dtype):
+    """A NaN or an infinity in either run of a pair sharing a vector (14x14
+    images, 7 tiles a row) is seen: Winograd forced through the public API
+    gives the reference's NaN and infinity pattern on every instruction
+    set."""
+    rng = np.random.default_rng(7)
+    for isa in ISAS:
+        for k in range(6):
+            x = rng.standard_normal((3, 32, 14, 14)).astype(dtype)
+            w = rng.standard_normal((32, 32, 3, 3)).astype(dtype)
+            at = (int(rng.integers(0, 3)), int(rng.integers(0, 32)), int(rng.integers(0, 14)),
+                  int(rng.integers(0, 14)))
+            x[at] = (np.nan, np.inf, -np.inf)[k % 3]
+            with np.errstate(invalid="ignore", over="ignore"):
+                r = ref_conv(x.astype(np.float64), w.astype(np.float64), None, 1, 1)
+            with forced_isa(isa):
+                y = cconv.conv2d(x, w, None, padding=1, backend="winograd_3x3")
+            why = nonfinite_mismatch(y, r)
+            assert why is None, f"{isa} {at}: {why}"
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_wino_random_geometries_3d(name, dtype):
     """3-D: each output depth's plane sums KD planes' Winograd products (the
     GEMM depth is KD * cig): random depth taps 1-4, depth strides 1-3,

@@ -103,6 +103,21 @@ typedef void (*ig_wtout_f32)(int64_t nq, const float *m, int64_t ms, float bv, f
                              float *r1);
 typedef void (*ig_wtout_f64)(int64_t nq, const double *m, int64_t ms, double bv, double *r0,
                              double *r1);
+/* Two runs of dilation 1 at once (the vector kernels fill one vector with
+ * two short runs: a 14-wide image's 7 tiles on 16 lanes): wtinr2 is wtinr
+ * of run a (na tiles, rows ra, c0 = ca, hi = ha) into v and of run b into
+ * v + na; wtout2 is wtout of tiles 0..na-1 into rows a0, a1 and of tiles
+ * na..na+nb-1 (m + na) into b0, b1.  Any na, nb >= 1. */
+typedef int (*ig_wtinr2_f32)(int64_t na, const float *const *ra, int64_t ca, int64_t ha,
+                             int64_t nb, const float *const *rb, int64_t cb, int64_t hb,
+                             float *v, int64_t vs);
+typedef int (*ig_wtinr2_f64)(int64_t na, const double *const *ra, int64_t ca, int64_t ha,
+                             int64_t nb, const double *const *rb, int64_t cb, int64_t hb,
+                             double *v, int64_t vs);
+typedef void (*ig_wtout2_f32)(int64_t na, int64_t nb, const float *m, int64_t ms, float bv,
+                              float *a0, float *a1, float *b0, float *b1);
+typedef void (*ig_wtout2_f64)(int64_t na, int64_t nb, const double *m, int64_t ms, double bv,
+                              double *a0, double *a1, double *b0, double *b1);
 
 /* An A panel: MR rows of a row-major matrix (rows lds apart), columns
  * [0, kc), k-major: dst[k * MR + i] = src[i * lds + k] for i < nm, 0 for
@@ -166,6 +181,8 @@ typedef struct ig_kern_f32 {
     ig_wtinr_f32 wtinr;
     ig_w1tin_f32 w1tin;
     ig_w1tout_f32 w1tout;
+    ig_wtinr2_f32 wtinr2;
+    ig_wtout2_f32 wtout2;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -188,6 +205,8 @@ typedef struct ig_kern_f64 {
     ig_wtinr_f64 wtinr;
     ig_w1tin_f64 w1tin;
     ig_w1tout_f64 w1tout;
+    ig_wtinr2_f64 wtinr2;
+    ig_wtout2_f64 wtout2;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by

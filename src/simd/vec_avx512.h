@@ -196,6 +196,29 @@ CC_INLINE VT vec_loadmk_avx512(const CC_T *x, int64_t base, VMASKT m)
 }
 #define VMASK(base, n) vec_lanes_avx512((base), (n))
 #define VLOADMK(x, base, m) vec_loadmk_avx512((x), (base), (m))
+/* Two short runs' window columns in one vector (wino_tr.inc's wtinr2):
+ * VPICK2(a, b, VPICKC(VPICK2I(na), c)) has in lane i element 2 i + c of a
+ * for i < na and element 2 (i - na) + c of b from lane na on (the
+ * elements of a and b below V; lanes past the runs' tiles hold elements of
+ * a or b).  One two-source permute per column. */
+#define VPICKT __m512i
+#ifdef CC_F64
+#define VPICK2I(na)                                                                          \
+    _mm512_mask_add_epi64(_mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14),                     \
+                          (__mmask8)~VEC_KMASK(na), _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), \
+                          _mm512_set1_epi64(V - 2 * (na)))
+#define VPICKC(i, c) _mm512_add_epi64((i), _mm512_set1_epi64(c))
+#define VPICK2(a, b, i) _mm512_permutex2var_pd((a), (i), (b))
+#else
+#define VPICK2I(na)                                                                          \
+    _mm512_mask_add_epi32(                                                                   \
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),        \
+        (__mmask16)~VEC_KMASK(na),                                                           \
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),        \
+        _mm512_set1_epi32((int)(V - 2 * (na))))
+#define VPICKC(i, c) _mm512_add_epi32((i), _mm512_set1_epi32(c))
+#define VPICK2(a, b, i) _mm512_permutex2var_ps((a), (i), (b))
+#endif
 #ifndef CC_F64
 /* float32 only: the depthwise Winograd's permuted splits */
 /* one in-lane shufps per vector, its inverse one unpcklps/unpckhps per

@@ -64,6 +64,10 @@ typedef struct {
     ig_w1tin_f64 w1i64;
     ig_w1tout_f32 w1o32;
     ig_w1tout_f64 w1o64;
+    ig_wtinr2_f32 t2r32;
+    ig_wtinr2_f64 t2r64;
+    ig_wtout2_f32 t2o32;
+    ig_wtout2_f64 t2o64;
 } isa_t;
 
 /* One entry per instruction set this build and CPU run and element type,
@@ -84,13 +88,15 @@ static void collect_isas(void)
                                  .w32 = k->ukrw, .ti32 = k->wtin, .to32 = k->wtout, .rw32 = k->rows,
                                  .i32 = k->ukri, .n32 = k->ukrn, .in32 = k->ukrin,
                                  .ws32 = k->wsplit, .pa32 = k->packa, .tr32 = k->wtinr,
-                                 .w1i32 = k->w1tin, .w1o32 = k->w1tout};
+                                 .w1i32 = k->w1tin, .w1o32 = k->w1tout, .t2r32 = k->wtinr2,
+                                 .t2o32 = k->wtout2};
         isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = d->mr, .nr = d->nr, .f64 = d->ukr,
                                  .p64 = d->packr, .mrw = d->mrw, .nrw = d->nrw, .lanes = d->lanes,
                                  .w64 = d->ukrw, .ti64 = d->wtin, .to64 = d->wtout, .rw64 = d->rows,
                                  .i64 = d->ukri, .n64 = d->ukrn, .in64 = d->ukrin,
                                  .ws64 = d->wsplit, .pa64 = d->packa, .tr64 = d->wtinr,
-                                 .w1i64 = d->w1tin, .w1o64 = d->w1tout};
+                                 .w1i64 = d->w1tin, .w1o64 = d->w1tout, .t2r64 = d->wtinr2,
+                                 .t2o64 = d->wtout2};
     }
 }
 
@@ -585,6 +591,107 @@ static int check_wtinr(const isa_t *isa, int f64, int64_t nq, int d)
     return bad;
 }
 
+/* Two runs of dilation 1 at once (wtinr2, wtout2): the same bits as wtinr
+ * and wtout on each run (checked above against the row split and the
+ * formulas), nothing written past the na + nb tiles of V nor past either
+ * run's 2 n output columns, and the flag set exactly when a value one of
+ * the runs reads is NaN or infinite.  Each run's rows lie in buffers whose
+ * elements outside its [0, hi) are NaN or infinite.  Short runs (both
+ * within half a vector) take the one-vector path, longer ones the
+ * fallback. */
+static int check_wt2(const isa_t *isa, int f64, int64_t na, int64_t nb)
+{
+    const int64_t es = f64 ? 8 : 4, pad = 40, n[2] = {na, nb};
+    const int64_t vs = na + nb + ri(0, 7);
+    int64_t W[2], c0[2], hi[2], len[2], nread = 0;
+    char *buf[2];
+    const void *rows[2][4];
+    const int kind = (int)ri(0, 4); /* 0-1 finite, 2 NaN, 3 +inf, 4 -inf in a value read */
+#define PUTS(b, i, v) (f64 ? (void)(((double *)(b))[i] = (v)) : (void)(((float *)(b))[i] = (float)(v)))
+#define GETS(b, i) (f64 ? ((double *)(b))[i] : (double)((float *)(b))[i])
+    for (int s = 0; s < 2; s++) {
+        W[s] = ri(1, 2 * n[s] + 8);
+        c0[s] = ri(-3, W[s] / 2);
+        hi[s] = W[s] < c0[s] + 2 * n[s] + 2 ? W[s] : c0[s] + 2 * n[s] + 2;
+        len[s] = W[s] + 2 * pad;
+        buf[s] = malloc((size_t)(4 * len[s] * es));
+        for (int r = 0; r < 4; r++) {
+            char *row = buf[s] + (size_t)((r * len[s] + pad) * es);
+            rows[s][r] = ri(0, 5) == 0 ? NULL : row;
+            for (int64_t i = -pad; i < W[s] + pad; i++) {
+                const int read = rows[s][r] && i >= 0 && i < hi[s] && i >= c0[s];
+                nread += read;
+                PUTS(row, i, read ? ru() : i % 2 ? NAN : -INFINITY);
+            }
+        }
+    }
+    if (kind >= 2 && nread > 0) { /* one value read made non-finite */
+        int64_t k = ri(0, nread - 1);
+        for (int s = 0; s < 2; s++)
+            for (int r = 0; r < 4 && k >= 0; r++)
+                for (int64_t i = c0[s] < 0 ? 0 : c0[s]; i < hi[s] && k >= 0; i++)
+                    if (rows[s][r] && k-- == 0)
+                        PUTS((char *)rows[s][r], i, kind == 2 ? NAN : kind == 3 ? INFINITY : -INFINITY);
+    }
+    char *tv = malloc((size_t)(16 * vs * es)), *rv = malloc((size_t)(16 * vs * es));
+    char *m = malloc((size_t)(16 * vs * es));
+    const int64_t ol[2] = {2 * na + 8, 2 * nb + 8}; /* output rows with room past them */
+    char *to = malloc((size_t)(2 * (ol[0] + ol[1]) * es)), *ro = malloc((size_t)(2 * (ol[0] + ol[1]) * es));
+    const double bv = ru();
+    for (int64_t i = 0; i < 16 * vs; i++) {
+        PUTS(tv, i, 777.0);
+        PUTS(rv, i, 777.0);
+        PUTS(m, i, ru());
+    }
+    for (int64_t i = 0; i < 2 * (ol[0] + ol[1]); i++) {
+        PUTS(to, i, 12345.0);
+        PUTS(ro, i, 12345.0);
+    }
+    /* output rows: a0 a1 b0 b1, ol[s] elements each */
+    const int64_t oa0 = 0, oa1 = ol[0], ob0 = 2 * ol[0], ob1 = 2 * ol[0] + ol[1];
+    int flag, rflag;
+    if (f64) {
+        double *T = (double *)to, *R = (double *)ro;
+        rflag = isa->tr64(na, (const double *const *)rows[0], c0[0], hi[0], 1, (double *)rv, vs);
+        rflag |= isa->tr64(nb, (const double *const *)rows[1], c0[1], hi[1], 1, (double *)rv + na, vs);
+        flag = isa->t2r64(na, (const double *const *)rows[0], c0[0], hi[0], nb,
+                          (const double *const *)rows[1], c0[1], hi[1], (double *)tv, vs);
+        isa->to64(na, (const double *)m, vs, bv, R + oa0, R + oa1);
+        isa->to64(nb, (const double *)m + na, vs, bv, R + ob0, R + ob1);
+        isa->t2o64(na, nb, (const double *)m, vs, bv, T + oa0, T + oa1, T + ob0, T + ob1);
+    } else {
+        float *T = (float *)to, *R = (float *)ro;
+        rflag = isa->tr32(na, (const float *const *)rows[0], c0[0], hi[0], 1, (float *)rv, vs);
+        rflag |= isa->tr32(nb, (const float *const *)rows[1], c0[1], hi[1], 1, (float *)rv + na, vs);
+        flag = isa->t2r32(na, (const float *const *)rows[0], c0[0], hi[0], nb,
+                          (const float *const *)rows[1], c0[1], hi[1], (float *)tv, vs);
+        isa->to32(na, (const float *)m, vs, (float)bv, R + oa0, R + oa1);
+        isa->to32(nb, (const float *)m + na, vs, (float)bv, R + ob0, R + ob1);
+        isa->t2o32(na, nb, (const float *)m, vs, (float)bv, T + oa0, T + oa1, T + ob0, T + ob1);
+    }
+    const int nonfinite = kind >= 2 && nread > 0;
+    int bad = flag != nonfinite || rflag != nonfinite;
+    if (!nonfinite) /* the same bits as wtinr on each run */
+        bad |= memcmp(tv, rv, (size_t)(16 * vs * es)) != 0;
+    for (int x = 0; x < 16; x++) /* nothing past the two runs */
+        for (int64_t q = na + nb; q < vs; q++)
+            if (GETS(tv, x * vs + q) != 777.0) bad = 1;
+    /* the outputs: wtout's bits, sentinels past 2 n untouched (compared
+     * with the reference buffer, which holds the sentinels there too) */
+    bad |= memcmp(to, ro, (size_t)(2 * (ol[0] + ol[1]) * es)) != 0;
+    for (int64_t i = 2 * na; i < ol[0]; i++)
+        if (GETS(to, oa0 + i) != 12345.0 || GETS(to, oa1 + i) != 12345.0) bad = 1;
+    for (int64_t i = 2 * nb; i < ol[1]; i++)
+        if (GETS(to, ob0 + i) != 12345.0 || GETS(to, ob1 + i) != 12345.0) bad = 1;
+#undef PUTS
+#undef GETS
+    if (bad)
+        printf("FAIL wino two runs %s %s na=%lld nb=%lld kind=%d flag=%d\n", isa->name,
+               f64 ? "f64" : "f32", (long long)na, (long long)nb, kind, flag);
+    free(buf[0]); free(buf[1]); free(tv); free(rv); free(m); free(to); free(ro);
+    return bad;
+}
+
 /* 1-D Winograd F(2, 3)'s transforms: V = B^T d of tiles whose windows are
  * s[2 q .. 2 q + 3], zeros from s[hi] on (NaN there must not be read), and
  * Y = A^T M + bv, each against the formulas evaluated in the element type
@@ -675,12 +782,17 @@ int main(int argc, char **argv)
                 failures += check_wsplit(&isas[i], f64, it < 40 ? it + 1 : ri(1, 70), (int)ri(1, 2));
                 failures += check_wtinr(&isas[i], f64, it < 40 ? it + 1 : ri(1, 70), (int)ri(1, 2));
                 failures += check_w1(&isas[i], f64, it < 40 ? it + 1 : ri(1, 90));
+                { /* two runs, mostly short enough to share a vector */
+                    const int64_t half = (isas[i].lanes - 2) / 2 > 0 ? (isas[i].lanes - 2) / 2 : 1;
+                    const int64_t top = ri(0, 3) ? half : 3 * isas[i].lanes;
+                    failures += check_wt2(&isas[i], f64, ri(1, top), ri(1, top));
+                }
                 failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
                 failures += check_n(&isas[i], f64, ri(1, 200), (int)ri(0, 1),
                                     (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
                 failures += check_packa(&isas[i], f64, it < 40 ? it + 1 : ri(1, 300),
                                         (int)(ri(0, 1) ? isas[i].mr : ri(1, isas[i].mr)));
-                checks += 10;
+                checks += 11;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
