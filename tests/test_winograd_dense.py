@@ -123,6 +123,29 @@ def test_wino_short_runs_share_a_vector(name, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_output_channels_split_among_threads(dtype):
+    """Few (group, panel) pairs (a 7x7 image's 16 tiles are one panel): the
+    panels' output channels are cut into one chunk per thread (>= 64
+    channels each, iw_plan_make), every chunk transforming the input
+    again.  The same bits at 1-4 threads, and the float64 reference."""
+    rng = np.random.default_rng(21)
+    layers = (((1, 32, 7, 7), (512, 32, 3, 3), 1, 1),      # one panel
+              ((3, 24, 7, 7), (200, 24, 3, 3), 1, 1),      # 48 tiles: 1; 200 = 3 chunks + 8
+              ((1, 16, 14, 14), (256, 16, 3, 3), 1, 1),    # panels of 48 and 1 tiles
+              ((2, 64, 9, 8), (384, 32, 3, 3), (1, 0), 2),  # 2 groups, padding (1, 0)
+              ((1, 16, 5, 11), (130, 16, 3, 3), 0, 1))     # 130: chunks of 64 and 66
+    for xs, ws, pad, groups in layers:
+        pads = (pad, pad) if isinstance(pad, int) else pad
+        x, w, b, ref, scale = _arrays_and_ref(rng, dtype, xs, ws, stride=1, pad_before=pads,
+                                              pad_after=pads, groups=groups)
+        ys = [run_wino(x, w, b, pads, pads, groups, nt) for nt in (1, 2, 3, 4)]
+        for y in ys[1:]:
+            assert np.array_equal(y, ys[0]), (xs, ws)
+        err = np.abs(ys[0] - ref).max() / scale
+        assert err <= TOL[dtype], (xs, ws, err)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_nonfinite_in_short_runs(dtype):
     """A NaN or an infinity in either run of a pair sharing a vector (14x14
     images, 7 tiles a row) is seen: Winograd forced through the public API
