@@ -347,8 +347,9 @@ def _check_narrow_rule():
 def _check_wide_rule():
     """Both sides of each clause of the 16-lane float32 rule (AVX-512), for
     the rule this process runs: 512-bit units, or 256-bit ones
-    (cc_cpu_wino_small: >= 32 channels on >= 49 tiles with >= 196 in the
-    batch, dilation 1)."""
+    (cc_cpu_wino_small, dilation 1: >= 32 channels on >= 49 tiles with >=
+    196 in the batch, 16-31 channels there on images of <= 7 tiles a row;
+    7x7 images of >= 64 channels with >= 128 tiles in the batch)."""
     small = _kernels.wino_small()
     with forced_isa(WIDE):
         assert _method((1, 32, 56, 56), (32, 32, 3, 3), 1, 1) == "winograd"       # 784 tiles
@@ -370,9 +371,26 @@ def _check_wide_rule():
         assert _method((3, 32, 14, 14), (32, 32, 3, 3), 1, 1) != "winograd"       # 147 tiles
         assert _method((16, 32, 12, 12), (32, 32, 3, 3), 1, 1) != "winograd"      # 36 per image
         assert _method((4, 256, 28, 28), (256, 8, 3, 3), 1, 32) != "winograd"     # 8 per group
-        assert _method((8, 512, 7, 7), (512, 512, 3, 3), 1, 1) == "im2col"        # small_deep
+        # 16-31 channels where two tile rows share a vector (<= 7 tiles a row)
+        assert (_method((8, 512, 14, 14), (512, 16, 3, 3), 1, 32) == "winograd") == small
+        assert (_method((4, 16, 14, 14), (16, 16, 3, 3), 1, 1) == "winograd") == small  # 196
+        assert (_method((4, 24, 13, 13), (24, 24, 3, 3), 1, 1) == "winograd") == small
+        assert _method((2, 512, 14, 14), (512, 16, 3, 3), 1, 32) != "winograd"   # 98 tiles
+        assert _method((4, 16, 15, 15), (16, 16, 3, 3), 1, 1) != "winograd"       # 8 a row
+        assert _method((4, 16, 28, 28), (16, 16, 3, 3), 1, 1) != "winograd"       # 14 a row
+        assert _method((8, 15, 14, 14), (15, 15, 3, 3), 1, 1) != "winograd"       # 15 channels
+        # 7x7 images: >= 64 channels, >= 128 tiles in the batch (else
+        # small_deep's im2col from 128 channels, igemm below)
+        assert (_method((8, 512, 7, 7), (512, 512, 3, 3), 1, 1) == "winograd") == small
+        assert (_method((8, 64, 7, 7), (64, 64, 3, 3), 1, 1) == "winograd") == small
+        assert (_method((8, 64, 8, 8), (64, 64, 3, 3), 1, 1) == "winograd") == small
+        assert _method((4, 512, 7, 7), (512, 512, 3, 3), 1, 1) == "im2col"        # 64 tiles
+        assert _method((8, 48, 7, 7), (48, 48, 3, 3), 1, 1) != "winograd"         # 48 channels
+        assert _method((8, 64, 7, 7), (64, 64, 3, 3), 2, 1, dil=2) != "winograd"  # dilation 2
+        if not small:
+            assert _method((8, 512, 7, 7), (512, 512, 3, 3), 1, 1) == "im2col"    # small_deep
         assert _method((64, 128, 5, 5), (128, 128, 3, 3), 1, 1) != "winograd"     # 9 tiles
-        assert _method((16, 256, 8, 8), (256, 256, 3, 3), 1, 1) != "winograd"     # 16 tiles
+        assert (_method((16, 256, 8, 8), (256, 256, 3, 3), 1, 1) == "winograd") == small  # 16
         assert _method((16, 256, 13, 13), (256, 256, 3, 3), 1, 1) == "winograd"  # 49 tiles
         # dilation 2: >= 64 channels on >= 196 tiles per image, the same product
         assert _method((1, 64, 56, 56), (64, 64, 3, 3), 2, 1, dil=2) == "winograd"

@@ -90,14 +90,52 @@ static int cc_wino1d_wanted(const cc_geom *g, int64_t elsize) {
     return ch >= need && tiles >= 512.0;
 }
 
+/* 16 lanes on 256-bit units (AMD Zen 4, core/cpu.h), undilated: the
+ * micro-kernels' share of the time is twice that on 512-bit units, so the
+ * transforms pay off on smaller layers.  Winograd / igemm time (im2col's
+ * where the default was im2col: 7x7 images of >= 128 channels), 7
+ * alternations, AMD EPYC Zen 4, 1 / 2 threads:
+ *   >= 32 channels on >= 49 tiles per image with >= 196 in the batch
+ *   (after the input transform read the rows in place): 2-D 4x32x14x14
+ *   0.84 / 0.89, 1x32x28x28 0.75 / 0.85, 4x64x14x14 0.83 / 0.88,
+ *   1x64x28x28 0.70 / 0.76, 1x128x28x28 0.61 / 0.67, 4x128x14x14 0.68 /
+ *   0.71, 8 groups of 32 on 4x256x14x14 0.85 / 0.85; 3x3x3 2x32x8x14x14
+ *   0.73 / 0.79, 1x48x8x14x14 0.58 / 0.62, 2x64x4x14x14 0.70 / 0.73;
+ *   fewer tiles in the batch (2x32x14x14 0.92 / 0.91) stay out;
+ *   16-31 channels where two tile rows share a vector (tile rows of <= 7
+ *   tiles: 14-wide images; wtinr2), same bounds: ResNeXt's 16-channel
+ *   groups 8x512x14x14 0.82 / 0.83, 4x512x14x14 0.85 / 0.86, 8x256x14x14
+ *   0.80 / 0.83, 4x16x14x14 0.85 / 0.85, 4x24x14x14 0.73 / 0.74; 28-wide
+ *   images (4x16x28x28 0.90 / 1.00, 2x512x28x28 in 32 groups 0.95 /
+ *   1.03), 2x512x14x14 in 32 groups (98 tiles) 0.93 / 1.12 and 8 channels
+ *   (8x256x14x14 in 32 groups 1.14) stay out;
+ *   7x7 images (16 tiles) with >= 64 channels and >= 128 tiles in the
+ *   batch, their output channels split among the threads where the
+ *   panels are few (iw_plan_make): 8x64 0.84 / 0.49, 16x64 0.79 / 0.40,
+ *   8x128 0.75 / 0.70, 16x128 0.72 / 0.53, 8x256 0.69 / 0.79, 8x512 0.67
+ *   / 0.60-0.76 (against im2col from 128 channels); batch 4 (4x128 0.81 /
+ *   0.96, 4x256 0.76 / 1.22) and batch 1-2 (1x512 1.23 / 1.29, 2x256 0.92
+ *   / 0.96) stay out. */
+static int cc_small_deep(const cc_geom *g, int64_t elsize);
+
+static int cc_wino_small_wanted(const cc_geom *g, int64_t ch, int64_t tiles, double batch) {
+    const int64_t tw = (g->out[2] + 1) / 2; /* tiles per tile row */
+    const double all = batch * (double)tiles;
+    if (tiles >= 49 && all >= 196.0) return ch >= 32 || (ch >= 16 && 2 * tw + 2 <= 16);
+    return tiles >= 16 && ch >= 64 && all >= 128.0;
+}
+
 static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
-    if (cc_wino1d_applies(g)) return cc_wino1d_wanted(g, elsize);
+    /* small deep layers stay on im2col, but for the rule for 256-bit units */
+    const int deep = cc_small_deep(g, elsize);
+    if (cc_wino1d_applies(g)) return !deep && cc_wino1d_wanted(g, elsize);
     if (!cc_wino_applies(g)) return 0;
     const int64_t cig = g->c_in / g->groups, cog = g->c_out / g->groups;
     const int64_t tiles = ((g->out[1] + 1) / 2) * ((g->out[2] + 1) / 2);
     /* 3-D: each output depth an image of the batch */
     const double batch = (double)g->batch * (double)g->out[0];
-    if (g->k[0] >= 2 && !cc_wide_f32(elsize)) return cc_wino3_wanted(g, elsize, (double)tiles, batch);
+    if (g->k[0] >= 2 && !cc_wide_f32(elsize))
+        return !deep && cc_wino3_wanted(g, elsize, (double)tiles, batch);
     if (cc_wide_f32(elsize)) {
         /* 16-lane vectors (AVX-512): the micro-kernels do twice the work per
          * instruction, and the transforms' fixed costs (the filter transform
@@ -118,24 +156,13 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
         const int64_t dmax = g->dil[1] > g->dil[2] ? g->dil[1] : g->dil[2];
         if (dmax > 2) return 0;
         const int64_t ch = cig < cog ? cig : cog;
-        if (ch < 32) return 0;
-        /* 16 lanes on 256-bit units (AMD Zen 4, core/cpu.h), after the
-         * input transform read the rows in place: >= 32 channels on >= 49
-         * tiles per image with >= 196 in the batch, Winograd / igemm time,
-         * 7 alternations, 1 / 2 threads: 2-D 4x32x14x14 0.84 / 0.89,
-         * 1x32x28x28 0.75 / 0.85, 4x64x14x14 0.83 / 0.88, 1x64x28x28 0.70 /
-         * 0.76, 1x128x28x28 0.61 / 0.67, 4x128x14x14 0.68 / 0.71, 8
-         * groups of 32 on 4x256x14x14 0.85 / 0.85; 3x3x3 2x32x8x14x14 0.73
-         * / 0.79, 1x48x8x14x14 0.58 / 0.62, 2x64x4x14x14 0.70 / 0.73;
-         * fewer tiles in the batch (2x32x14x14 0.92 / 0.91) and 16
-         * channels (4x16x28x28 0.86 / 1.00) stay out. */
-        if (dmax == 1 && tiles >= 49 && batch * (double)tiles >= 196.0 && cc_cpu_wino_small())
-            return 1;
+        if (dmax == 1 && cc_cpu_wino_small() && cc_wino_small_wanted(g, ch, tiles, batch)) return 1;
+        if (ch < 32 || deep) return 0;
         if (dmax == 1 && tiles >= 784) return 1;
         if (ch < 64 || tiles < 49 || (dmax == 2 && tiles < 196)) return 0;
         return (double)ch * batch * (double)tiles >= 32768.0;
     }
-    if (cig < 32 || cog < 32) return 0;
+    if (deep || cig < 32 || cog < 32) return 0;
     /* float32 with fewer than 64 output channels per group on fewer than
      * 400 tiles (up to 39x39 outputs): igemm (2 threads, Winograd / igemm
      * time, 28x28 outputs: 32 -> 32 channels 1.05-1.09, groups of 32 1.07-
@@ -216,7 +243,9 @@ int cc_conv_fwd_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize) {
     case CC_M_IGEMM:
         return !cc_is_1x1(g) && (!cc_is_patch(g) || cc_patch_igemm(g, elsize)) && !cc_small_deep(g, elsize);
     case CC_M_WINO:
-        return !cc_is_patch(g) && !cc_small_deep(g, elsize) && cc_wino_wanted(g, elsize);
+        /* (the small deep layers that im2col takes: inside cc_wino_wanted,
+         * whose rule for 256-bit units measured Winograd against it) */
+        return !cc_is_patch(g) && cc_wino_wanted(g, elsize);
     default: return 0;
     }
 }
