@@ -109,13 +109,15 @@ static int cc_wino1d_wanted(const cc_geom *g, int64_t elsize) {
  *   images (4x16x28x28 0.90 / 1.00, 2x512x28x28 in 32 groups 0.95 /
  *   1.03), 2x512x14x14 in 32 groups (98 tiles) 0.93 / 1.12 and 8 channels
  *   (8x256x14x14 in 32 groups 1.14) stay out;
- *   7x7 images (16 tiles) with >= 64 channels and >= 128 tiles in the
+ *   >= 64 channels on images of >= 16 tiles (7x7) with >= 128 tiles in the
  *   batch, their output channels split among the threads where the
  *   panels are few (iw_plan_make): 8x64 0.84 / 0.49, 16x64 0.79 / 0.40,
  *   8x128 0.75 / 0.70, 16x128 0.72 / 0.53, 8x256 0.69 / 0.79, 8x512 0.67
- *   / 0.60-0.76 (against im2col from 128 channels); batch 4 (4x128 0.81 /
- *   0.96, 4x256 0.76 / 1.22) and batch 1-2 (1x512 1.23 / 1.29, 2x256 0.92
- *   / 0.96) stay out. */
+ *   / 0.60-0.76 (against im2col from 128 channels), and larger images of
+ *   fewer than 196 tiles in the batch (3x64x14x14 0.68 / 0.82, 3x128 0.59
+ *   / 0.68, 3x256 0.54 / 0.57); batch 4 of 7x7 (4x128 0.81 / 0.96, 4x256
+ *   0.76 / 1.22) and batch 1-2 (1x512 1.23 / 1.29, 2x256 0.92 / 0.96)
+ *   stay out. */
 static int cc_small_deep(const cc_geom *g, int64_t elsize);
 
 static int cc_wino_small_wanted(const cc_geom *g, int64_t ch, int64_t tiles, double batch) {
