@@ -35,6 +35,18 @@
 #define IG_TILE_POS_DIRECT 2048
 #define IG_BAND_BYTES ((int64_t)1 << 20) /* band buffer cap, per thread */
 #define IG_KC_BYTES ((int64_t)24 << 10)  /* a packed B micro-panel (kc x NR), in L1 */
+/* With 64-byte vectors (AVX-512: NR 48 float32, 24 float64) a K block of
+ * 512 rather than 128: each micro-kernel call loads and stores its 8 x 48
+ * C tile and fills and drains the FMA pipeline once, and at kc = 128 that
+ * cost 8% of the call (AMD EPYC Zen 4, the 8 x 48 kernel alone on data in
+ * cache: 107 GFLOP/s at kc 128, 114 at 256, 116 at 1152 with the B panel
+ * in L2, against a peak of 117).  kc 512 / 128 time, 7 alternations, AMD
+ * EPYC Zen 4: 1 thread conv3d_stem 0.973, wav2vec_conv1d 0.983, r3d s2
+ * 0.986, resnet50_stem 0.985, conv1d_k5_64 0.992, resnet50_3x3_s2 0.998,
+ * small groups and stems 0.994-1.001; 2 threads 0.92-0.97; float64
+ * conv3d_stem 0.959, others 0.977-1.006.  The AVX2 kernels (NR 24: kc 256
+ * already) gained nothing from more (0.975-1.009) and keep 24 KiB. */
+#define IG_KC_BYTES_WIDE ((int64_t)96 << 10)
 #define IG_BAND_WHOLE_BYTES ((int64_t)192 << 10) /* packed mode: larger bands go by K block */
 
 typedef struct ig_plan {
@@ -194,7 +206,8 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     p->CS = kd * sh * sw * p->rows_ph * p->Wph;
     p->band_elems = p->cig * p->CS;
     p->npos = R * Wt;
-    p->kc = cc_max64(16, cc_min64(p->K, IG_KC_BYTES / (elsize * nr)));
+    const int64_t kcb = ig_vector_bytes(lanes, elsize) >= 64 ? IG_KC_BYTES_WIDE : IG_KC_BYTES;
+    p->kc = cc_max64(16, cc_min64(p->K, kcb / (elsize * nr)));
     p->mpan = cc_ceil_div(p->cog, mr);
     /* the columns consecutive band rows may share in direct mode (stride
      * 1, whole rows: below), and the pitch that mode would run */
