@@ -207,6 +207,16 @@ def _wino_rule() -> str:
     return ", Winograd rule for " + ("256-bit units" if _kernels.wino_small() else "512-bit units")
 
 
+def _kc_words() -> str:
+    """show_config's words for the AVX-512 micro-kernels' K blocks
+    (src/core/cpu.h: cc_cpu_long_kc)."""
+    from ._dispatch import simd_level
+
+    if simd_level() != "avx512":
+        return ""
+    return ", K blocks of " + ("512" if _kernels.long_kc() else "128")
+
+
 def show_config(file: Any = None) -> None:
     """Print the version, the BLAS, the SIMD level, the threads and the CUDA path.
 
@@ -243,7 +253,7 @@ def show_config(file: Any = None) -> None:
         f"{'on' if _kernels.prefetch_rows() else 'off'}, own GEMM "
         f"{'on' if _kernels.uk_gemm_runs() else 'off'}, depthwise "
         f"{'256-bit' if _kernels.dw_256() and simd_level() == 'avx512' else 'full-width'}"
-        f"{_wino_rule()})",
+        f"{_wino_rule()}{_kc_words()})",
         f"  threads     : {get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})",
         f"  workspace   : capped at {_kernels.WORKSPACE_CAP // (1024 * 1024)} MiB per call",
         f"  CPU kind    : {' / '.join(_kind.cpu_kinds())} ({_kind_line()})",

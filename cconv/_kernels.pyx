@@ -327,6 +327,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_family()
     int cc_cpu_dw_256()
     int cc_cpu_wino_small()
+    int cc_cpu_long_kc()
 
 
 def cpu_vendor():
@@ -353,6 +354,14 @@ def wino_small():
     tiles in the batch: src/core/cpu.h: CCONV_WINO_SMALL, else AMD family
     25, Zen 4).  It matters only while the AVX-512 kernels are in use."""
     return bool(cc_cpu_wino_small())
+
+
+def long_kc():
+    """Whether the AVX-512 micro-kernels of the implicit GEMM and of the own
+    GEMM run K blocks of 512 rather than 128 (src/core/cpu.h:
+    CCONV_LONG_KC, else every vendor but Intel).  It matters only while
+    the AVX-512 kernels are in use."""
+    return bool(cc_cpu_long_kc())
 
 
 def prefetch_rows():

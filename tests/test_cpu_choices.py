@@ -354,3 +354,65 @@ def test_show_config_names_the_winograd_rule(capsys):
         assert f"Winograd rule for {units} units" in line
     else:
         assert "Winograd rule" not in line
+
+
+# The AVX-512 micro-kernels' K blocks (CCONV_LONG_KC): 512 or 128 rows of
+# the reduction per call of the implicit GEMM's and the own GEMM's
+# micro-kernels.  The sums are cut differently, so the values may differ by
+# float32 rounding, each within the suite's bound of the float64
+# reference; the environment decides, other values leave the vendor rule.
+KC_PROBE = """
+import numpy as np, cconv
+from cconv import _kernels
+from cconv._dispatch import simd_level
+from reference import ref_conv
+rng = np.random.default_rng(3)
+worst = 0.0
+# a deep implicit-GEMM reduction (K = 1152, stride 2), a 1x1 layer on the
+# own GEMM, a stem of K = 147
+for xs, ws, s, p, be in [((2, 128, 20, 20), (64, 128, 3, 3), 2, 1, "implicit_gemm"),
+                         ((1, 640, 14, 14), (96, 640, 1, 1), 1, 0, "gemm_1x1"),
+                         ((1, 3, 40, 40), (24, 3, 7, 7), 2, 3, "implicit_gemm")]:
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    ref = ref_conv(x.astype(np.float64), w.astype(np.float64), None, s, p)
+    for t in (1, 2):
+        cconv.set_num_threads(t)
+        y = cconv.conv2d(x, w, None, s, p, backend=be)
+        worst = max(worst, np.abs(y - ref).max() / np.abs(ref).max())
+print(_kernels.long_kc(), _kernels.cpu_vendor(), simd_level(), worst)
+"""
+
+
+def run_kc_probe(**env):
+    e = {k: v for k, v in os.environ.items() if k != "CCONV_LONG_KC"}
+    e.update(env)
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(KC_PROBE)], capture_output=True,
+                       text=True, env=e, cwd=HERE, timeout=300)
+    assert r.returncode == 0, r.stderr
+    on, vendor, isa, worst = r.stdout.split()
+    return on == "True", vendor, isa, float(worst)
+
+
+def test_long_kc_environment_decides_and_results_agree():
+    on1, _, _, worst1 = run_kc_probe(CCONV_LONG_KC="1")
+    on0, _, _, worst0 = run_kc_probe(CCONV_LONG_KC="0")
+    assert on1 is True and on0 is False
+    assert worst1 <= 3e-6 and worst0 <= 3e-6, (worst1, worst0)
+
+
+@pytest.mark.parametrize("value", ["", "2"])
+def test_long_kc_other_values_leave_the_vendor_rule(value):
+    on, vendor, _, _ = run_kc_probe(CCONV_LONG_KC=value)
+    assert on == (vendor != "intel")
+
+
+def test_show_config_names_the_k_blocks(capsys):
+    import cconv
+    from cconv._dispatch import simd_level
+    cconv.show_config()
+    line = [ln for ln in capsys.readouterr().out.splitlines() if "SIMD" in ln][0]
+    if simd_level() == "avx512":
+        assert f"K blocks of {512 if _kernels.long_kc() else 128}" in line
+    else:
+        assert "K blocks" not in line

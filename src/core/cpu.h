@@ -64,6 +64,17 @@ int cc_cpu_dw_256(void);
  * AMD families, which keep the rule measured on 512-bit units. */
 int cc_cpu_wino_small(void);
 
+/* 1 when the 64-byte-vector (AVX-512) micro-kernels of the implicit GEMM
+ * and of the own GEMM run K blocks of 512 rather than 128 (igemm/ig_plan.h:
+ * IG_KC_BYTES_WIDE, gemm/uk_gemm.c), else 0.  CCONV_LONG_KC=0 or 1 in the
+ * environment decides; otherwise on every CPU but Intel's: measured on AMD
+ * EPYC Zen 4, where each micro-kernel call's C tile and pipeline fill cost
+ * 8% of a call at kc 128 and the layers ran in 0.92-0.99 of the time; not
+ * on an Intel AVX-512 CPU (two FMA units, and a B panel of 512 rows then
+ * streams from its L2), unmeasured there.  The K blocks change the order
+ * of the sums, so the values differ by float rounding between the two. */
+int cc_cpu_long_kc(void);
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

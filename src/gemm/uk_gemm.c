@@ -27,6 +27,7 @@
  * alternations, kc 512 / 128 time at 1 / 2 threads: ViT's 16x16 patches
  * 0.979 / 0.950, 1-D k2 s2 0.990 / 0.982, ResNet-50's 1x1 0.980 / 0.974 */
 #define UK_KC_BYTES ((int64_t)96 << 10)
+#define UK_KC_BYTES_SHORT ((int64_t)24 << 10) /* where cc_cpu_long_kc is off */
 #define UK_MC_BYTES ((int64_t)192 << 10) /* the packed A block, mc x kc, in L2 */
 #define UK_NC 1024                       /* columns of the packed B block (L2) */
 

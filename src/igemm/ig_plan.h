@@ -21,6 +21,7 @@
 
 #include "gemm/gemm_plan.h"
 #include "core/parallel.h"
+#include "core/cpu.h"
 
 #define IG_TILE_POS 512                  /* output positions per tile, target */
 /* The target of layers with at most IG_DIRECT_MAX_COG output channels per
@@ -45,7 +46,8 @@
  * 0.986, resnet50_stem 0.985, conv1d_k5_64 0.992, resnet50_3x3_s2 0.998,
  * small groups and stems 0.994-1.001; 2 threads 0.92-0.97; float64
  * conv3d_stem 0.959, others 0.977-1.006.  The AVX2 kernels (NR 24: kc 256
- * already) gained nothing from more (0.975-1.009) and keep 24 KiB. */
+ * already) gained nothing from more (0.975-1.009) and keep 24 KiB.  Where
+ * core/cpu.h's cc_cpu_long_kc says (not on Intel: unmeasured there). */
 #define IG_KC_BYTES_WIDE ((int64_t)96 << 10)
 #define IG_BAND_WHOLE_BYTES ((int64_t)192 << 10) /* packed mode: larger bands go by K block */
 
@@ -206,7 +208,8 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     p->CS = kd * sh * sw * p->rows_ph * p->Wph;
     p->band_elems = p->cig * p->CS;
     p->npos = R * Wt;
-    const int64_t kcb = ig_vector_bytes(lanes, elsize) >= 64 ? IG_KC_BYTES_WIDE : IG_KC_BYTES;
+    const int64_t kcb =
+        ig_vector_bytes(lanes, elsize) >= 64 && cc_cpu_long_kc() ? IG_KC_BYTES_WIDE : IG_KC_BYTES;
     p->kc = cc_max64(16, cc_min64(p->K, kcb / (elsize * nr)));
     p->mpan = cc_ceil_div(p->cog, mr);
     /* the columns consecutive band rows may share in direct mode (stride
