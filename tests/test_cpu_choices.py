@@ -41,13 +41,20 @@ print(_kernels.prefetch_rows(), _kernels.cpu_vendor(), h.hexdigest())
 """
 
 
-def run_probe(**env):
-    e = {k: v for k, v in os.environ.items() if k != "CCONV_PREFETCH_ROWS"}
+def run_script(script, var, *args, **env):
+    """The words a probe script prints, run in a process of its own with
+    ``var`` (the choice's environment variable) taken out of the
+    environment and ``env`` put in."""
+    e = {k: v for k, v in os.environ.items() if k != var}
     e.update(env)
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(PROBE)], capture_output=True,
-                       text=True, env=e, cwd=HERE, timeout=300)
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(script), *args],
+                       capture_output=True, text=True, env=e, cwd=HERE, timeout=300)
     assert r.returncode == 0, r.stderr
-    on, vendor, digest = r.stdout.split()
+    return r.stdout.split()
+
+
+def run_probe(**env):
+    on, vendor, digest = run_script(PROBE, "CCONV_PREFETCH_ROWS", **env)
     return on == "True", vendor, digest
 
 
@@ -310,12 +317,8 @@ print(_kernels.wino_small(), _kernels.cpu_vendor(), _kernels.cpu_family(), simd_
 
 
 def run_wino_probe(seed=1, **env):
-    e = {k: v for k, v in os.environ.items() if k != "CCONV_WINO_SMALL"}
-    e.update(env)
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(WINO_PROBE), str(seed)],
-                       capture_output=True, text=True, env=e, cwd=HERE, timeout=300)
-    assert r.returncode == 0, r.stderr
-    on, vendor, family, isa, worst, *chosen = r.stdout.split()
+    on, vendor, family, isa, worst, *chosen = run_script(WINO_PROBE, "CCONV_WINO_SMALL",
+                                                         str(seed), **env)
     return on == "True", vendor, int(family), isa, float(worst), chosen
 
 
@@ -385,12 +388,7 @@ print(_kernels.long_kc(), _kernels.cpu_vendor(), simd_level(), worst)
 
 
 def run_kc_probe(**env):
-    e = {k: v for k, v in os.environ.items() if k != "CCONV_LONG_KC"}
-    e.update(env)
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(KC_PROBE)], capture_output=True,
-                       text=True, env=e, cwd=HERE, timeout=300)
-    assert r.returncode == 0, r.stderr
-    on, vendor, isa, worst = r.stdout.split()
+    on, vendor, isa, worst = run_script(KC_PROBE, "CCONV_LONG_KC", **env)
     return on == "True", vendor, isa, float(worst)
 
 
