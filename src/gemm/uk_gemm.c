@@ -20,14 +20,13 @@
 #include "gemm/gemm_plan.h"
 #include "gemm/uk_gemm.h"
 #include "igemm/igemm.h"
+#include "igemm/ig_plan.h"
 
-/* a B micro-panel, kc x NR: 512 x 48 (in L2), not 128 x 48 (in L1): each
- * micro-kernel call's C tile and pipeline fill cost 8% at kc 128 (the
- * implicit GEMM's IG_KC_BYTES_WIDE says more); AMD EPYC Zen 4, 7
- * alternations, kc 512 / 128 time at 1 / 2 threads: ViT's 16x16 patches
- * 0.979 / 0.950, 1-D k2 s2 0.990 / 0.982, ResNet-50's 1x1 0.980 / 0.974 */
-#define UK_KC_BYTES ((int64_t)96 << 10)
-#define UK_KC_BYTES_SHORT ((int64_t)24 << 10) /* where cc_cpu_long_kc is off */
+/* The K block is the implicit GEMM's (igemm/ig_plan.h: ig_kc): 512 x 48
+ * (in L2) rather than 128 x 48 (in L1) where cc_cpu_long_kc says; AMD EPYC
+ * Zen 4, 7 alternations, kc 512 / 128 time at 1 / 2 threads: ViT's 16x16
+ * patches 0.979 / 0.950, 1-D k2 s2 0.990 / 0.982, ResNet-50's 1x1 0.980 /
+ * 0.974. */
 #define UK_MC_BYTES ((int64_t)192 << 10) /* the packed A block, mc x kc, in L2 */
 #define UK_NC 1024                       /* columns of the packed B block (L2) */
 

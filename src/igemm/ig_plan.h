@@ -121,6 +121,15 @@ static inline int64_t ig_round_down_nr_(int64_t w, int64_t nr) { return w < nr ?
  * 16-lane float32 and 8-lane float64 kernels (AVX-512), which several rules
  * of the plans tell apart from the narrower sets. */
 static inline int64_t ig_vector_bytes(int lanes, int64_t elsize) { return (int64_t)lanes * elsize; }
+/* The K block of a micro-kernel call with NR columns: IG_KC_BYTES_WIDE's
+ * (512 rows) on 64-byte vectors where cc_cpu_long_kc says, else
+ * IG_KC_BYTES's; at least 16 rows.  The implicit GEMM and the own GEMM
+ * (gemm/uk_gemm.inc) both. */
+static inline int64_t ig_kc(int lanes, int64_t elsize, int64_t nr) {
+    const int64_t bytes =
+        ig_vector_bytes(lanes, elsize) >= 64 && cc_cpu_long_kc() ? IG_KC_BYTES_WIDE : IG_KC_BYTES;
+    return cc_max64(16, bytes / (elsize * nr));
+}
 
 static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
                                 int lanes, ig_plan *p) {
@@ -208,9 +217,7 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     p->CS = kd * sh * sw * p->rows_ph * p->Wph;
     p->band_elems = p->cig * p->CS;
     p->npos = R * Wt;
-    const int64_t kcb =
-        ig_vector_bytes(lanes, elsize) >= 64 && cc_cpu_long_kc() ? IG_KC_BYTES_WIDE : IG_KC_BYTES;
-    p->kc = cc_max64(16, cc_min64(p->K, kcb / (elsize * nr)));
+    p->kc = cc_max64(16, cc_min64(p->K, ig_kc(lanes, elsize, nr)));
     p->mpan = cc_ceil_div(p->cog, mr);
     /* the columns consecutive band rows may share in direct mode (stride
      * 1, whole rows: below), and the pitch that mode would run */

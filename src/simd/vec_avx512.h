@@ -203,22 +203,24 @@ CC_INLINE VT vec_loadmk_avx512(const CC_T *x, int64_t base, VMASKT m)
  * a or b).  One two-source permute per column. */
 #define VPICKT __m512i
 #ifdef CC_F64
-#define VPICK2I(na)                                                                          \
-    _mm512_mask_add_epi64(_mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14),                     \
-                          (__mmask8)~VEC_KMASK(na), _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14), \
-                          _mm512_set1_epi64(V - 2 * (na)))
+CC_INLINE __m512i vec_pick2i_avx512(int64_t na)
+{
+    const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+    return _mm512_mask_add_epi64(even, (__mmask8)~VEC_KMASK(na), even, _mm512_set1_epi64(V - 2 * na));
+}
 #define VPICKC(i, c) _mm512_add_epi64((i), _mm512_set1_epi64(c))
 #define VPICK2(a, b, i) _mm512_permutex2var_pd((a), (i), (b))
 #else
-#define VPICK2I(na)                                                                          \
-    _mm512_mask_add_epi32(                                                                   \
-        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),        \
-        (__mmask16)~VEC_KMASK(na),                                                           \
-        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30),        \
-        _mm512_set1_epi32((int)(V - 2 * (na))))
+CC_INLINE __m512i vec_pick2i_avx512(int64_t na)
+{
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    return _mm512_mask_add_epi32(even, (__mmask16)~VEC_KMASK(na), even,
+                                 _mm512_set1_epi32((int)(V - 2 * na)));
+}
 #define VPICKC(i, c) _mm512_add_epi32((i), _mm512_set1_epi32(c))
 #define VPICK2(a, b, i) _mm512_permutex2var_ps((a), (i), (b))
 #endif
+#define VPICK2I(na) vec_pick2i_avx512(na)
 #ifndef CC_F64
 /* float32 only: the depthwise Winograd's permuted splits */
 /* one in-lane shufps per vector, its inverse one unpcklps/unpckhps per

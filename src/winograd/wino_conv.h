@@ -145,6 +145,13 @@ static inline int iw_panel_runs(const cc_geom *g, const struct iw_plan *p, int64
     return k;
 }
 
+/* 1 when runs k and k + 1 of a panel are both short enough for the
+ * instruction set's two-run transforms to put them in one vector of
+ * `lanes` (wtinr2, wtout2: 2 nq + 2 <= lanes, 7 tiles on 16 lanes). */
+static inline int iw_pair(const iw_run *runs, int k, int nruns, int64_t lanes) {
+    return k + 1 < nruns && 2 * runs[k].nq + 2 <= lanes && 2 * runs[k + 1].nq + 2 <= lanes;
+}
+
 /* Bytes of V per thread that a run of output depths may fill (the
  * planes it shares with the next depth are transformed once).  With
  * 64-byte vectors (16-lane float32, 8-lane float64 kernels: 48- and
