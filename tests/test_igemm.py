@@ -245,6 +245,35 @@ def test_igemm_direct_every_row_width(name, dtype):
 
 
 @pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_igemm_half_row_kernel(name, dtype):
+    """At most MR / 2 output channels a group (1-4 on the 8-row kernels,
+    1-2 on the 4-row ones) the direct mode runs the half-row kernel over
+    twice the columns: every output width 1-40 (micro-tiles of one vector
+    to twice NR, the last one partial), tiles of whole rows and pieces of
+    long ones, 1-32 groups, strides 1-2, dilation 1-2, 1-3 threads (the same
+    bits at each), against the reference; and the next channel count, on
+    the full kernel, beside it."""
+    rng = np.random.default_rng(zlib.crc32(f"half {name} {np.dtype(dtype).name}".encode()))
+    with forced_isa(name):
+        mr = 8 if name.startswith(("avx512", "neon")) else 4
+    for cog in list(range(1, mr // 2 + 1)) + [mr // 2 + 1]:
+        for wid in list(range(1, 41, 3)) + [int(rng.integers(200, 3000))]:
+            groups = int(rng.choice([1, 3, 32]))
+            cig = int(rng.integers(1, 6))
+            s = (1, int(rng.integers(1, 3)))
+            d = (1, int(rng.integers(1, 3)))
+            k = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+            pad = (int(rng.integers(0, 2)), int(rng.integers(0, 3)))
+            h = 1 if wid > 100 else int(rng.integers(1, 12))
+            wid = max(wid, (k[1] - 1) * d[1] + 1 - 2 * pad[1])
+            h = max(h, k[0] - 2 * pad[0])
+            check_igemm_forward(rng, name, (int(rng.integers(1, 3)), cig * groups, h, wid),
+                                (cog * groups, cig) + k, s, pad, d, groups, dtype, (1, 2, 3),
+                                tol=1, same_bits=True)
+
+
+@pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("shape", [
     # (x shape, w shape, stride, padding, dilation, groups): tiles of pieces of
     # long rows, many channel panels, a deep K (several K blocks), stride 2

@@ -69,6 +69,8 @@ typedef struct ig_plan {
     int64_t bp_elems;           /* packed B block (direct: wide C block), per thread */
     int64_t per_thread;         /* elements per thread: band + B block + tile */
     int direct;                 /* 1: B read in place from the band (no packing) */
+    int half;                   /* direct, cog <= MR / 2: the half-row kernel (ukrih) */
+    int64_t ncol;               /* direct: columns per micro-kernel call (NR, 2 NR when half) */
     int64_t ov;                 /* columns shared by consecutive band rows (zeros) */
     int kblocked;               /* packed mode: the band built per K block (its channels) */
 } ig_plan;
@@ -258,6 +260,18 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
         p->CS = kd * sh * sw * p->rows_ph * p->Wph;
         p->band_elems = p->cig * p->CS + p->ov;
     }
+    /* At most MR / 2 output channels a group (ResNeXt's 4 on the 8-row
+     * AVX-512 and NEON kernels, 1-2 on the 4-row AVX2 and scalar ones): the
+     * direct mode runs the half-row kernel (ukrih) over twice the columns,
+     * none of its multiply-adds on the panel's zero rows.  AMD EPYC Zen 4,
+     * half-row / full kernel time, 3 alternations of processes, 1 / 2
+     * threads: ResNeXt 32x4d at 56x56 0.61 / 0.63, 4 channels a group at
+     * 28x28 0.59 / 0.60, 64 -> 3 3x3 at 128x128 0.55 / 0.57, 64 -> 1 at
+     * 256x256 0.60 / 0.61, 1-D 64 -> 4 k5 0.56 / 0.57, 3-D 16 -> 1 0.54 /
+     * 0.57; 5 channels (the full kernel) 0.96-1.01.  Its AVX2 kernels (2 x
+     * 6 vectors), 1 thread: 64 -> 1 0.73, 32 -> 2 0.67, 3-D 16 -> 1 0.61. */
+    p->half = p->direct && 2 * p->cog <= mr;
+    p->ncol = p->half ? 2 * (int64_t)nr : nr;
     /* A large band in packed mode is built one K block at a time, the
      * input channels that block reads (ig_conv.inc): blocks of whole
      * channels, or whole channels cut into equal blocks, so that no
@@ -287,8 +301,9 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     p->nt = cc_threads_for(macs, CC_GRAIN_GEMM, p->items, p->nt);
     p->ap_elems = g->groups * p->mpan * mr * p->K;
     /* direct: no B block but a wide C block (the item's channels x wide
-     * positions, whole micro-panels), and the band is read up to NR past its end */
-    p->bp_elems = p->direct ? p->chunk * mr * ig_round_up((R - 1) * p->Wph + Wt, nr) + nr
+     * positions, whole micro-tiles of ncol), and the band is read up to
+     * ncol past its end */
+    p->bp_elems = p->direct ? p->chunk * mr * ig_round_up((R - 1) * p->Wph + Wt, p->ncol) + p->ncol
                             : p->kc * ig_round_up(p->npos, nr);
     /* band + B block + one MR x NR tile, each rounded to 64 bytes */
     const int64_t al = 64 / elsize;

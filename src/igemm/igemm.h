@@ -44,6 +44,19 @@ typedef void (*ig_ukrin_f64)(int nv, int64_t kc, const double *a, const double *
                              const int64_t *boff, double *c, int64_t ldc, int first,
                              const double *bias);
 
+/* ukrin on the first MR / 2 rows of the A panel (a still MR values per k)
+ * and up to twice the columns: 1 <= nv <= 2 * NR / lanes vectors, nv *
+ * lanes columns of c written (the scalar kernel: min(nv, 2 * NR) columns).
+ * For layers with at most MR / 2 output channels per group, where the full
+ * kernel would spend half its multiply-adds on the panel's zero rows; b is
+ * read up to 2 * NR elements past b + boff[k]. */
+typedef void (*ig_ukrih_f32)(int nv, int64_t kc, const float *a, const float *b,
+                             const int64_t *boff, float *c, int64_t ldc, int first,
+                             const float *bias);
+typedef void (*ig_ukrih_f64)(int nv, int64_t kc, const double *a, const double *b,
+                             const int64_t *boff, double *c, int64_t ldc, int first,
+                             const double *bias);
+
 /* Packs a B micro-panel of NR positions that lie in runs of consecutive
  * band elements: row k of dst (NR wide) gets
  *   dst[k * NR + j] = band[boff[k] + roff[r] + j]   for rst[r] <= j < rst[r+1]
@@ -183,6 +196,7 @@ typedef struct ig_kern_f32 {
     ig_w1tout_f32 w1tout;
     ig_wtinr2_f32 wtinr2;
     ig_wtout2_f32 wtout2;
+    ig_ukrih_f32 ukrih;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -207,6 +221,7 @@ typedef struct ig_kern_f64 {
     ig_w1tout_f64 w1tout;
     ig_wtinr2_f64 wtinr2;
     ig_wtout2_f64 wtout2;
+    ig_ukrih_f64 ukrih;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by

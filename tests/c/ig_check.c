@@ -12,7 +12,8 @@
  * mode's output; the transposing pack of an A panel (every kc % V, partial
  * panels); the
  * kernels reading the band in place (ukri) and those of a partial last
- * micro-tile (ukrn, ukrin: the first nv vectors of columns).
+ * micro-tile (ukrn, ukrin: the first nv vectors of columns); the half-row
+ * kernel of layers with few channels a group (ukrih).
  *
  *   ig_check [iterations] [seed]     exit status 0 when all pass
  *
@@ -68,6 +69,8 @@ typedef struct {
     ig_wtinr2_f64 t2r64;
     ig_wtout2_f32 t2o32;
     ig_wtout2_f64 t2o64;
+    ig_ukrih_f32 ih32;
+    ig_ukrih_f64 ih64;
 } isa_t;
 
 /* One entry per instruction set this build and CPU run and element type,
@@ -89,14 +92,14 @@ static void collect_isas(void)
                                  .i32 = k->ukri, .n32 = k->ukrn, .in32 = k->ukrin,
                                  .ws32 = k->wsplit, .pa32 = k->packa, .tr32 = k->wtinr,
                                  .w1i32 = k->w1tin, .w1o32 = k->w1tout, .t2r32 = k->wtinr2,
-                                 .t2o32 = k->wtout2};
+                                 .t2o32 = k->wtout2, .ih32 = k->ukrih};
         isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = d->mr, .nr = d->nr, .f64 = d->ukr,
                                  .p64 = d->packr, .mrw = d->mrw, .nrw = d->nrw, .lanes = d->lanes,
                                  .w64 = d->ukrw, .ti64 = d->wtin, .to64 = d->wtout, .rw64 = d->rows,
                                  .i64 = d->ukri, .n64 = d->ukrn, .in64 = d->ukrin,
                                  .ws64 = d->wsplit, .pa64 = d->packa, .tr64 = d->wtinr,
                                  .w1i64 = d->w1tin, .w1o64 = d->w1tout, .t2r64 = d->wtinr2,
-                                 .t2o64 = d->wtout2};
+                                 .t2o64 = d->wtout2, .ih64 = d->ukrih};
     }
 }
 
@@ -153,12 +156,15 @@ static int check(const isa_t *isa, int f64, int64_t kc, int64_t ldc, int first, 
 /* ukrn / ukrin (the first nv vectors of columns) and ukri (all of them, b
  * read in place): against a naive product over those columns, b rows at
  * random offsets of a band (ukri, ukrin) or NR apart (ukrn); c's columns
- * past nv * lanes must be untouched. */
+ * past nv * lanes must be untouched.  ind == 2: ukrih, the first MR / 2
+ * rows over up to 2 * NR columns (nv up to twice as many vectors), the
+ * other rows of c untouched. */
 static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int first, int with_bias)
 {
-    const int mr = isa->mr, nr = isa->nr, nvmax = nr / isa->lanes;
-    const int ncol = nv >= nvmax ? nr : nv * isa->lanes;
-    const int64_t ldc = nr + ri(0, 20), nband = kc * nr + 64;
+    const int mr = isa->mr, nr = isa->nr, half = ind == 2;
+    const int nvmax = (half ? 2 : 1) * nr / isa->lanes, nrows = half ? mr / 2 : mr;
+    const int ncol = nv >= nvmax ? (half ? 2 : 1) * nr : nv * isa->lanes;
+    const int64_t ldc = 2 * nr + ri(0, 20), nband = kc * 2 * nr + 64;
     const size_t es = f64 ? 8 : 4;
     double *a = malloc(sizeof(double) * (size_t)(kc * mr)), *band = malloc(sizeof(double) * (size_t)nband);
     double *ref = malloc(sizeof(double) * (size_t)(mr * ldc)), *bias = malloc(sizeof(double) * (size_t)mr);
@@ -171,10 +177,10 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
     for (int64_t i = 0; i < kc * mr; i++) { PUT(at, i, ru()); a[i] = GET(at, i); }
     for (int64_t i = 0; i < nband; i++) { PUT(bt, i, ru()); band[i] = GET(bt, i); }
     for (int i = 0; i < mr; i++) { PUT(biast, i, ru()); bias[i] = GET(biast, i); }
-    for (int64_t k = 0; k < kc; k++) boff[k] = ind ? ri(0, nband - nr) : k * nr;
+    for (int64_t k = 0; k < kc; k++) boff[k] = ind ? ri(0, nband - ncol) : k * nr;
     for (int64_t i = 0; i < mr * ldc; i++) { PUT(ct, i, ru()); ref[i] = GET(ct, i); }
     double scale = 1;
-    for (int i = 0; i < mr; i++)
+    for (int i = 0; i < nrows; i++)
         for (int j = 0; j < ncol; j++) {
             double sum = 0;
             for (int64_t k = 0; k < kc; k++) sum += a[k * mr + i] * band[boff[k] + j];
@@ -184,11 +190,13 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
         }
     const void *bi = with_bias ? biast : NULL;
     if (f64) {
-        if (!ind) isa->n64(nv, kc, (double *)at, (double *)bt, (double *)ct, ldc, first, bi);
+        if (half) isa->ih64(nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
+        else if (!ind) isa->n64(nv, kc, (double *)at, (double *)bt, (double *)ct, ldc, first, bi);
         else if (nv >= nvmax) isa->i64(kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
         else isa->in64(nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
     } else {
-        if (!ind) isa->n32(nv, kc, (float *)at, (float *)bt, (float *)ct, ldc, first, bi);
+        if (half) isa->ih32(nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
+        else if (!ind) isa->n32(nv, kc, (float *)at, (float *)bt, (float *)ct, ldc, first, bi);
         else if (nv >= nvmax) isa->i32(kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
         else isa->in32(nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
     }
@@ -196,7 +204,8 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
     for (int64_t i = 0; i < mr * ldc; i++) {
         const double got = GET(ct, i);
         double e = fabs(got - ref[i]);
-        if (i % ldc >= ncol && got != ref[i]) e = INFINITY; /* past the columns: untouched */
+        if ((i % ldc >= ncol || i / ldc >= nrows) && got != ref[i])
+            e = INFINITY; /* past the columns or rows: untouched */
         if (e > worst) worst = e;
     }
 #undef PUT
@@ -205,7 +214,7 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
     const int bad = !(worst <= tol);
     if (bad)
         printf("FAIL %s %s %s nv=%d kc=%lld ldc=%lld first=%d bias=%d err=%g tol=%g\n",
-               ind ? (nv >= nvmax ? "ukri" : "ukrin") : "ukrn", isa->name, f64 ? "f64" : "f32", nv,
+               half ? "ukrih" : ind ? (nv >= nvmax ? "ukri" : "ukrin") : "ukrn", isa->name, f64 ? "f64" : "f32", nv,
                (long long)kc, (long long)ldc, first, with_bias, worst, tol);
     free(a); free(band); free(ref); free(bias); free(boff); free(at); free(bt); free(ct); free(biast);
     return bad;
@@ -790,9 +799,11 @@ int main(int argc, char **argv)
                 failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
                 failures += check_n(&isas[i], f64, ri(1, 200), (int)ri(0, 1),
                                     (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
+                failures += check_n(&isas[i], f64, ri(1, 200), 2,
+                                    (int)ri(1, 2 * isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
                 failures += check_packa(&isas[i], f64, it < 40 ? it + 1 : ri(1, 300),
                                         (int)(ri(0, 1) ? isas[i].mr : ri(1, isas[i].mr)));
-                checks += 11;
+                checks += 12;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
