@@ -148,6 +148,16 @@ typedef void (*ig_rows_f32)(int64_t nrows, int64_t n, const float *src, int64_t 
 typedef void (*ig_rows_f64)(int64_t nrows, int64_t n, const double *src, int64_t sp, double *dst,
                             int64_t dp, int add, double bv);
 
+/* Rows split into their even and odd columns (the band of layers of column
+ * stride 2): de[r dp + j] = src[r sp + 2 j], dq[r dp + j] = src[r sp + 2 j
+ * + 1] for r < nrows, j < n.  Reads src[r sp + 0 .. 2 n - 1] of each row
+ * and writes n elements of each destination row, nothing else (masked
+ * tails); no buffer overlaps another. */
+typedef void (*ig_rows2_f32)(int64_t nrows, int64_t n, const float *src, int64_t sp, float *de,
+                             float *dq, int64_t dp);
+typedef void (*ig_rows2_f64)(int64_t nrows, int64_t n, const double *src, int64_t sp,
+                             double *de, double *dq, int64_t dp);
+
 /* The shifted weight-gradient kernel: up to IG_SNV_MAX vectors of input
  * channels a call, and an accumulator budget per instruction set
  * (IG_SACC_<isa> vectors: CO output channels x NV vectors, CO at most
@@ -197,6 +207,7 @@ typedef struct ig_kern_f32 {
     ig_wtinr2_f32 wtinr2;
     ig_wtout2_f32 wtout2;
     ig_ukrih_f32 ukrih;
+    ig_rows2_f32 rows2;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -222,6 +233,7 @@ typedef struct ig_kern_f64 {
     ig_wtinr2_f64 wtinr2;
     ig_wtout2_f64 wtout2;
     ig_ukrih_f64 ukrih;
+    ig_rows2_f64 rows2;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by

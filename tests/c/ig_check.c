@@ -9,7 +9,7 @@
  * every tail length) against the matrix products B^T d B and A^T M A
  * formed here, and the split of an input row into its windows' column
  * phases (dilation 1 and 2, with its NaN/infinity flag); the row copy of the band and the direct
- * mode's output; the transposing pack of an A panel (every kc % V, partial
+ * mode's output, and its split into even and odd columns (rows2); the transposing pack of an A panel (every kc % V, partial
  * panels); the
  * kernels reading the band in place (ukri) and those of a partial last
  * micro-tile (ukrn, ukrin: the first nv vectors of columns); the half-row
@@ -49,6 +49,8 @@ typedef struct {
     ig_wtout_f64 to64;
     ig_rows_f32 rw32;
     ig_rows_f64 rw64;
+    ig_rows2_f32 r2_32;
+    ig_rows2_f64 r2_64;
     ig_ukri_f32 i32;
     ig_ukri_f64 i64;
     ig_ukrn_f32 n32;
@@ -92,14 +94,16 @@ static void collect_isas(void)
                                  .i32 = k->ukri, .n32 = k->ukrn, .in32 = k->ukrin,
                                  .ws32 = k->wsplit, .pa32 = k->packa, .tr32 = k->wtinr,
                                  .w1i32 = k->w1tin, .w1o32 = k->w1tout, .t2r32 = k->wtinr2,
-                                 .t2o32 = k->wtout2, .ih32 = k->ukrih};
+                                 .t2o32 = k->wtout2, .ih32 = k->ukrih,
+                                 .r2_32 = k->rows2};
         isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = d->mr, .nr = d->nr, .f64 = d->ukr,
                                  .p64 = d->packr, .mrw = d->mrw, .nrw = d->nrw, .lanes = d->lanes,
                                  .w64 = d->ukrw, .ti64 = d->wtin, .to64 = d->wtout, .rw64 = d->rows,
                                  .i64 = d->ukri, .n64 = d->ukrn, .in64 = d->ukrin,
                                  .ws64 = d->wsplit, .pa64 = d->packa, .tr64 = d->wtinr,
                                  .w1i64 = d->w1tin, .w1o64 = d->w1tout, .t2r64 = d->wtinr2,
-                                 .t2o64 = d->wtout2, .ih64 = d->ukrih};
+                                 .t2o64 = d->wtout2, .ih64 = d->ukrih,
+                                 .r2_64 = d->rows2};
     }
 }
 
@@ -303,6 +307,48 @@ static int check_rows(const isa_t *isa, int f64, int64_t nrows, int64_t n)
             printf("FAIL rows %s %s nrows=%lld n=%lld sp=%lld dp=%lld add=%lld at %lld: %g != %g\n",
                    isa->name, f64 ? "f64" : "f32", (long long)nrows, (long long)n, (long long)sp,
                    (long long)dp, (long long)add, (long long)i, got, want);
+            bad = 1;
+        }
+    }
+    free(src); free(dst);
+    return bad;
+}
+
+/* rows2: nrows rows of 2n elements (sp apart, the source ending at the
+ * last row's 2n-th element: a read past it is caught by ASan) split into
+ * their even and odd elements, each destination pair interleaved in one
+ * buffer (rows dp apart, odd ones n + gap after the even ones) filled with
+ * -1 first: exactly the 2n elements of each row written, nothing else */
+static int check_rows2(const isa_t *isa, int f64, int64_t nrows, int64_t n)
+{
+    const size_t es = f64 ? 8 : 4;
+    const int64_t gap = ri(0, 5), sp = 2 * n + ri(0, 9), dp = 2 * n + gap + ri(0, 9);
+    const int64_t ns = (nrows - 1) * sp + 2 * n, nd = nrows * dp + 8;
+    char *src = malloc(es * (size_t)ns), *dst = malloc(es * (size_t)nd);
+    if (!src || !dst) { fprintf(stderr, "out of memory\n"); exit(2); }
+    for (int64_t i = 0; i < ns; i++) {
+        if (f64) ((double *)src)[i] = (double)i;
+        else ((float *)src)[i] = (float)i;
+    }
+    for (int64_t i = 0; i < nd; i++) {
+        if (f64) ((double *)dst)[i] = -1.0;
+        else ((float *)dst)[i] = -1.0f;
+    }
+    if (f64)
+        isa->r2_64(nrows, n, (const double *)src, sp, (double *)dst, (double *)dst + n + gap, dp);
+    else
+        isa->r2_32(nrows, n, (const float *)src, sp, (float *)dst, (float *)dst + n + gap, dp);
+    int bad = 0;
+    for (int64_t i = 0; i < nd && !bad; i++) {
+        const int64_t r = i / dp, j = i % dp;
+        double want = -1.0;
+        if (r < nrows && j < n) want = (double)(r * sp + 2 * j);
+        else if (r < nrows && j >= n + gap && j < 2 * n + gap) want = (double)(r * sp + 2 * (j - n - gap) + 1);
+        const double got = f64 ? ((double *)dst)[i] : ((float *)dst)[i];
+        if (got != want) {
+            printf("FAIL rows2 %s %s nrows=%lld n=%lld sp=%lld dp=%lld gap=%lld at %lld: %g != %g\n",
+                   isa->name, f64 ? "f64" : "f32", (long long)nrows, (long long)n, (long long)sp,
+                   (long long)dp, (long long)gap, (long long)i, got, want);
             bad = 1;
         }
     }
@@ -797,13 +843,14 @@ int main(int argc, char **argv)
                     failures += check_wt2(&isas[i], f64, ri(1, top), ri(1, top));
                 }
                 failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
+                failures += check_rows2(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
                 failures += check_n(&isas[i], f64, ri(1, 200), (int)ri(0, 1),
                                     (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
                 failures += check_n(&isas[i], f64, ri(1, 200), 2,
                                     (int)ri(1, 2 * isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
                 failures += check_packa(&isas[i], f64, it < 40 ? it + 1 : ri(1, 300),
                                         (int)(ri(0, 1) ? isas[i].mr : ri(1, isas[i].mr)));
-                checks += 12;
+                checks += 13;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
