@@ -141,6 +141,14 @@ class ConvParams:
         cin = self.c_out if self.transposed else self.c_in
         return self.groups >= 2 and self.groups == cin
 
+    @property
+    def is_single_channel(self) -> bool:
+        """One input channel of the plain convolution (groups == C_in == 1):
+        a bank of filters over one signal, image or volume, which is also a
+        depthwise convolution of channel multiplier C_out."""
+        cin = self.c_out if self.transposed else self.c_in
+        return self.groups == 1 and cin == 1
+
     def with_dtype(self, dtype) -> "ConvParams":
         """The same problem computed in ``dtype`` (itself when it is)."""
         dtype = np.dtype(dtype)

@@ -22,16 +22,27 @@ def why_not_depthwise(q, name: str) -> str | None:
         return f"{name} runs NumPy arrays on the CPU (CUDA_DEPTHWISE runs CuPy arrays)"
     if p.dtype is None or np.dtype(p.dtype) not in (np.float32, np.float64):
         return f"{name} computes in float32 or float64, not {'unknown' if p.dtype is None else np.dtype(p.dtype).name}"
-    if not p.is_depthwise:
+    if not (p.is_depthwise or p.is_single_channel):
         cin = p.c_out if p.transposed else p.c_in
         return (
-            f"{name} runs depthwise convolutions (groups == input channels >= 2 of the plain "
-            f"convolution), but groups={p.groups} and the "
+            f"{name} runs depthwise convolutions (groups == input channels of the plain "
+            f"convolution, or one input channel), but groups={p.groups} and the "
             f"{'transposed ' if p.transposed else ''}convolution's plain input has {cin} channels"
         )
     if not _depthwise.geom_ok(p.geom()):
         return f"{name} cannot run the geometry {p.geom()} (sizes out of range)"
     return None
+
+
+# One input channel (groups == 1): the depthwise kernels for at most this
+# many filters, the implicit GEMM beyond.  AMD EPYC Zen 4, AVX-512, 1
+# thread, float32, best depthwise method / implicit GEMM time (with its
+# half-row kernel), 1 / 2 / 3 / 4 / 8 filters: 1-D k31 over 100000 samples
+# 0.43 / 0.76 / 1.07 / 1.22 / 1.15, k5 0.42 / 0.58 / 0.69 / 0.78 / 0.63,
+# 32 samples k3 0.37-0.65; 2-D 3x3 on 512x512 0.32 / 0.48 / 0.62 / 0.77 /
+# 0.80, 5x5 0.34 / 0.59 / 0.84 / 1.07 / 1.11, 3x3 on 28x28 0.44-0.77; 3-D
+# 3x3x3 on 64^3 0.37 / 0.61 / 0.81 / 1.05 / 1.06.
+_SINGLE_MAX_FILTERS = 2
 
 
 def auto_ok(p) -> bool:
@@ -41,9 +52,11 @@ def auto_ok(p) -> bool:
     threads, AVX2, float32, 3x3, depthwise time / GEMM time): 2-D 56x56
     multiplier 2-16: 0.38-0.48, 24: 0.96, 32: 1.83-2.24; 3-D 16^3
     multiplier 1: 0.87, 2: 1.22, 4: 2.32, 8-32: 1.45-2.62 (3-D runs the
-    generic row kernel)."""
+    generic row kernel).  One input channel: ``_SINGLE_MAX_FILTERS``."""
     g = p.geom()
     m = g[3] // g[2] if g[2] else 1
+    if p.is_single_channel:
+        return m <= _SINGLE_MAX_FILTERS
     return m < (2 if p.nsp == 3 else 24)
 
 

@@ -1,6 +1,7 @@
 """DEPTHWISE: the direct depthwise kernels of src/depthwise for every
 depthwise convolution (groups == input channels of the plain convolution
->= 2, any channel multiplier), plain or transposed, 1-D to 3-D,
+>= 2, any channel multiplier; or one input channel, groups 1: a bank of
+filters over one signal), plain or transposed, 1-D to 3-D,
 float32/float64 NumPy arrays: the forward by the generic row kernel, the
 adjoint (``cc_dw_adj``: grad_input of a plain convolution, forward of a
 transposed one) and the weight gradient (``cc_dw_wgrad``, reduced in a
