@@ -70,6 +70,7 @@ typedef struct ig_plan {
     int64_t per_thread;         /* elements per thread: band + B block + tile */
     int direct;                 /* 1: B read in place from the band (no packing) */
     int half;                   /* direct, cog <= MR / 2: the half-row kernel (ukrih) */
+    int hrows;                  /* its rows: 1, 2 or 4 (>= cog) */
     int64_t ncol;               /* direct: columns per micro-kernel call (NR, 2 NR when half) */
     int64_t ov;                 /* columns shared by consecutive band rows (zeros) */
     int kblocked;               /* packed mode: the band built per K block (its channels) */
@@ -269,8 +270,14 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
      * 28x28 0.59 / 0.60, 64 -> 3 3x3 at 128x128 0.55 / 0.57, 64 -> 1 at
      * 256x256 0.60 / 0.61, 1-D 64 -> 4 k5 0.56 / 0.57, 3-D 16 -> 1 0.54 /
      * 0.57; 5 channels (the full kernel) 0.96-1.01.  Its AVX2 kernels (2 x
-     * 6 vectors), 1 thread: 64 -> 1 0.73, 32 -> 2 0.67, 3-D 16 -> 1 0.61. */
+     * 6 vectors), 1 thread: 64 -> 1 0.73, 32 -> 2 0.67, 3-D 16 -> 1 0.61.
+     * It runs the fewest rows of 1, 2, 4 that hold the channels: 1 and 2
+     * rows against 4, same machine, 1 / 2 threads: 64 -> 1 3x3 at 256x256
+     * 0.62 / 0.66, 32 -> 2 0.62 / 0.67, 1-D 64 -> 1 k9 0.59 / 0.55, 8 -> 1
+     * k31 0.54 / 0.54, 16 -> 2 k15 0.57 / 0.61, 3-D 16 -> 1 0.58 / 0.60, 2
+     * channels a group 0.67 / 0.82; AVX2's 1 row against 2: 0.90-1.02. */
     p->half = p->direct && 2 * p->cog <= mr;
+    p->hrows = p->cog <= 1 ? 1 : p->cog <= 2 ? 2 : 4;
     p->ncol = p->half ? 2 * (int64_t)nr : nr;
     /* A large band in packed mode is built one K block at a time, the
      * input channels that block reads (ig_conv.inc): blocks of whole

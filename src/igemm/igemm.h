@@ -44,16 +44,18 @@ typedef void (*ig_ukrin_f64)(int nv, int64_t kc, const double *a, const double *
                              const int64_t *boff, double *c, int64_t ldc, int first,
                              const double *bias);
 
-/* ukrin on the first MR / 2 rows of the A panel (a still MR values per k)
- * and up to twice the columns: 1 <= nv <= 2 * NR / lanes vectors, nv *
- * lanes columns of c written (the scalar kernel: min(nv, 2 * NR) columns).
+/* ukrin on the first `rows` rows of the A panel (a still MR values per k;
+ * rows 1, 2 or 4 and at most MR / 2: the vector kernels round 3 up to 4
+ * and clamp to MR / 2, the scalar one takes any) and up to twice the
+ * columns: 1 <= nv <= 2 * NR / lanes vectors, nv * lanes columns of c
+ * written (the scalar kernel: min(nv, 2 * NR) columns) in `rows` rows.
  * For layers with at most MR / 2 output channels per group, where the full
- * kernel would spend half its multiply-adds on the panel's zero rows; b is
- * read up to 2 * NR elements past b + boff[k]. */
-typedef void (*ig_ukrih_f32)(int nv, int64_t kc, const float *a, const float *b,
+ * kernel would spend most of its multiply-adds on the panel's zero rows;
+ * b is read up to 2 * NR elements past b + boff[k]. */
+typedef void (*ig_ukrih_f32)(int rows, int nv, int64_t kc, const float *a, const float *b,
                              const int64_t *boff, float *c, int64_t ldc, int first,
                              const float *bias);
-typedef void (*ig_ukrih_f64)(int nv, int64_t kc, const double *a, const double *b,
+typedef void (*ig_ukrih_f64)(int rows, int nv, int64_t kc, const double *a, const double *b,
                              const int64_t *boff, double *c, int64_t ldc, int first,
                              const double *bias);
 

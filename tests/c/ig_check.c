@@ -160,13 +160,14 @@ static int check(const isa_t *isa, int f64, int64_t kc, int64_t ldc, int first, 
 /* ukrn / ukrin (the first nv vectors of columns) and ukri (all of them, b
  * read in place): against a naive product over those columns, b rows at
  * random offsets of a band (ukri, ukrin) or NR apart (ukrn); c's columns
- * past nv * lanes must be untouched.  ind == 2: ukrih, the first MR / 2
- * rows over up to 2 * NR columns (nv up to twice as many vectors), the
- * other rows of c untouched. */
-static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int first, int with_bias)
+ * past nv * lanes must be untouched.  ind == 2: ukrih, the first hrows
+ * (1, 2 or 4, at most MR / 2) rows over up to 2 * NR columns (nv up to
+ * twice as many vectors), the other rows of c untouched. */
+static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int first, int with_bias,
+                   int hrows)
 {
     const int mr = isa->mr, nr = isa->nr, half = ind == 2;
-    const int nvmax = (half ? 2 : 1) * nr / isa->lanes, nrows = half ? mr / 2 : mr;
+    const int nvmax = (half ? 2 : 1) * nr / isa->lanes, nrows = half ? hrows : mr;
     const int ncol = nv >= nvmax ? (half ? 2 : 1) * nr : nv * isa->lanes;
     const int64_t ldc = 2 * nr + ri(0, 20), nband = kc * 2 * nr + 64;
     const size_t es = f64 ? 8 : 4;
@@ -194,12 +195,12 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
         }
     const void *bi = with_bias ? biast : NULL;
     if (f64) {
-        if (half) isa->ih64(nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
+        if (half) isa->ih64(hrows, nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
         else if (!ind) isa->n64(nv, kc, (double *)at, (double *)bt, (double *)ct, ldc, first, bi);
         else if (nv >= nvmax) isa->i64(kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
         else isa->in64(nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
     } else {
-        if (half) isa->ih32(nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
+        if (half) isa->ih32(hrows, nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
         else if (!ind) isa->n32(nv, kc, (float *)at, (float *)bt, (float *)ct, ldc, first, bi);
         else if (nv >= nvmax) isa->i32(kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
         else isa->in32(nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
@@ -217,8 +218,8 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
     const double tol = (f64 ? 1e-14 : 2e-6) * (double)(kc + 1) * (scale + 1);
     const int bad = !(worst <= tol);
     if (bad)
-        printf("FAIL %s %s %s nv=%d kc=%lld ldc=%lld first=%d bias=%d err=%g tol=%g\n",
-               half ? "ukrih" : ind ? (nv >= nvmax ? "ukri" : "ukrin") : "ukrn", isa->name, f64 ? "f64" : "f32", nv,
+        printf("FAIL %s %s %s rows=%d nv=%d kc=%lld ldc=%lld first=%d bias=%d err=%g tol=%g\n",
+               half ? "ukrih" : ind ? (nv >= nvmax ? "ukri" : "ukrin") : "ukrn", isa->name, f64 ? "f64" : "f32", nrows, nv,
                (long long)kc, (long long)ldc, first, with_bias, worst, tol);
     free(a); free(band); free(ref); free(bias); free(boff); free(at); free(bt); free(ct); free(biast);
     return bad;
@@ -845,9 +846,14 @@ int main(int argc, char **argv)
                 failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
                 failures += check_rows2(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
                 failures += check_n(&isas[i], f64, ri(1, 200), (int)ri(0, 1),
-                                    (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
-                failures += check_n(&isas[i], f64, ri(1, 200), 2,
-                                    (int)ri(1, 2 * isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1));
+                                    (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1), 0);
+                { /* the row counts 1, 2, 4 that the kernel set has (<= MR / 2) */
+                    int hr = 1 << (int)ri(0, 2);
+                    while (2 * hr > isas[i].mr) hr /= 2;
+                    failures += check_n(&isas[i], f64, ri(1, 200), 2,
+                                        (int)ri(1, 2 * isas[i].nr / isas[i].lanes), (int)ri(0, 1),
+                                        (int)ri(0, 1), hr);
+                }
                 failures += check_packa(&isas[i], f64, it < 40 ? it + 1 : ri(1, 300),
                                         (int)(ri(0, 1) ? isas[i].mr : ri(1, isas[i].mr)));
                 checks += 13;
