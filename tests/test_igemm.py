@@ -603,10 +603,44 @@ def test_wgrad_method():
 
 @pytest.mark.parametrize("name", ISAS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sw", [2, 4])
+def test_igemm_column_phase_split(name, dtype, sw):
+    """Column strides 2 and 4 split the band's rows into their column
+    phases by one call per row phase (rows2, rows4) between element-wise
+    heads and tails: every left padding 0-5 and input width around the
+    vector lengths (the shared range empty, one element, whole vectors and a
+    masked tail), kernels narrower and wider than the stride, row strides
+    1-3 (row phases), dilation 1-2, 1-D to 3-D, direct and packed modes
+    (4 and 40 output channels), groups, 1 and 2 threads, against the
+    reference and the same bits at both counts."""
+    rng = np.random.default_rng(zlib.crc32(f"phases {sw} {name} {np.dtype(dtype).name}".encode()))
+    for it in range(30):
+        nsp = (1, 2, 2, 3)[it % 4]
+        kw_ = int(rng.integers(1, 2 * sw + 2))
+        dw = int(rng.integers(1, 3))
+        pw = int(rng.integers(0, 6))
+        wid = int(rng.choice([1, 2, 3, 5, 7, 15, 16, 17, 31, 33, 47, 64, 65, 97, 130]))
+        wid = max(wid * (1 if nsp == 3 else 2), (kw_ - 1) * dw + 1 - 2 * pw)
+        k = tuple(int(v) for v in rng.integers(1, 4, nsp - 1)) + (kw_,)
+        s = tuple(int(v) for v in rng.integers(1, 4, nsp - 1)) + (sw,)
+        d = tuple(int(v) for v in rng.integers(1, 3, nsp - 1)) + (dw,)
+        pad = tuple(int(v) for v in rng.integers(0, 2, nsp - 1)) + (pw,)
+        lead = tuple(max(int(v), (kk - 1) * dd + 1 - 2 * pp)
+                     for v, kk, dd, pp in zip(rng.integers(1, 9, nsp - 1), k, d, pad))
+        groups = int(rng.choice([1, 2]))
+        cig, cog = int(rng.integers(1, 4)), int(rng.choice([4, 40]))
+        check_igemm_forward(rng, name, (int(rng.integers(1, 3)), cig * groups) + lead + (wid,),
+                            (cog * groups, cig) + k, s, pad, d, groups, dtype, (1, 2),
+                            tol=2, same_bits=True)
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_igemm_wide_column_strides(name, dtype):
     """Column strides of 8 and more split the band's rows into their phases
     by a tiled transpose (ig_band.inc, IG_PHASE_BLOCKED_MIN, tiles of 8
-    places x 64 phases), strides 3-7 by per-phase gathers: strides across
+    places x 64 phases), strides 3 and 5-7 by per-phase gathers (2 and 4:
+    test_igemm_column_phase_split): strides across
     the tile edges (4-9, 63-65, 130, 256), 3-D, kernels narrower and wider
     than the stride, left and right
     padding (the first and last tiles of a row read past the image),

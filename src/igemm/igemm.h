@@ -160,6 +160,14 @@ typedef void (*ig_rows2_f32)(int64_t nrows, int64_t n, const float *src, int64_t
 typedef void (*ig_rows2_f64)(int64_t nrows, int64_t n, const double *src, int64_t sp,
                              double *de, double *dq, int64_t dp);
 
+/* The same into the four column phases (column stride 4): d<i>[r dp + j] =
+ * src[r sp + 4 j + i] for i < 4, r < nrows, j < n; reads src[r sp + 0 ..
+ * 4 n - 1] of each row, writes n elements of each destination row. */
+typedef void (*ig_rows4_f32)(int64_t nrows, int64_t n, const float *src, int64_t sp, float *d0,
+                             float *d1, float *d2, float *d3, int64_t dp);
+typedef void (*ig_rows4_f64)(int64_t nrows, int64_t n, const double *src, int64_t sp,
+                             double *d0, double *d1, double *d2, double *d3, int64_t dp);
+
 /* The shifted weight-gradient kernel: up to IG_SNV_MAX vectors of input
  * channels a call, and an accumulator budget per instruction set
  * (IG_SACC_<isa> vectors: CO output channels x NV vectors, CO at most
@@ -210,6 +218,7 @@ typedef struct ig_kern_f32 {
     ig_wtout2_f32 wtout2;
     ig_ukrih_f32 ukrih;
     ig_rows2_f32 rows2;
+    ig_rows4_f32 rows4;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -236,6 +245,7 @@ typedef struct ig_kern_f64 {
     ig_wtout2_f64 wtout2;
     ig_ukrih_f64 ukrih;
     ig_rows2_f64 rows2;
+    ig_rows4_f64 rows4;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by

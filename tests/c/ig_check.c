@@ -9,7 +9,7 @@
  * every tail length) against the matrix products B^T d B and A^T M A
  * formed here, and the split of an input row into its windows' column
  * phases (dilation 1 and 2, with its NaN/infinity flag); the row copy of the band and the direct
- * mode's output, and its split into even and odd columns (rows2); the transposing pack of an A panel (every kc % V, partial
+ * mode's output, and its split into 2 and 4 column phases (rows2, rows4); the transposing pack of an A panel (every kc % V, partial
  * panels); the
  * kernels reading the band in place (ukri) and those of a partial last
  * micro-tile (ukrn, ukrin: the first nv vectors of columns); the half-row
@@ -51,6 +51,8 @@ typedef struct {
     ig_rows_f64 rw64;
     ig_rows2_f32 r2_32;
     ig_rows2_f64 r2_64;
+    ig_rows4_f32 r4_32;
+    ig_rows4_f64 r4_64;
     ig_ukri_f32 i32;
     ig_ukri_f64 i64;
     ig_ukrn_f32 n32;
@@ -95,7 +97,7 @@ static void collect_isas(void)
                                  .ws32 = k->wsplit, .pa32 = k->packa, .tr32 = k->wtinr,
                                  .w1i32 = k->w1tin, .w1o32 = k->w1tout, .t2r32 = k->wtinr2,
                                  .t2o32 = k->wtout2, .ih32 = k->ukrih,
-                                 .r2_32 = k->rows2};
+                                 .r2_32 = k->rows2, .r4_32 = k->rows4};
         isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = d->mr, .nr = d->nr, .f64 = d->ukr,
                                  .p64 = d->packr, .mrw = d->mrw, .nrw = d->nrw, .lanes = d->lanes,
                                  .w64 = d->ukrw, .ti64 = d->wtin, .to64 = d->wtout, .rw64 = d->rows,
@@ -103,7 +105,7 @@ static void collect_isas(void)
                                  .ws64 = d->wsplit, .pa64 = d->packa, .tr64 = d->wtinr,
                                  .w1i64 = d->w1tin, .w1o64 = d->w1tout, .t2r64 = d->wtinr2,
                                  .t2o64 = d->wtout2, .ih64 = d->ukrih,
-                                 .r2_64 = d->rows2};
+                                 .r2_64 = d->rows2, .r4_64 = d->rows4};
     }
 }
 
@@ -348,6 +350,50 @@ static int check_rows2(const isa_t *isa, int f64, int64_t nrows, int64_t n)
         const double got = f64 ? ((double *)dst)[i] : ((float *)dst)[i];
         if (got != want) {
             printf("FAIL rows2 %s %s nrows=%lld n=%lld sp=%lld dp=%lld gap=%lld at %lld: %g != %g\n",
+                   isa->name, f64 ? "f64" : "f32", (long long)nrows, (long long)n, (long long)sp,
+                   (long long)dp, (long long)gap, (long long)i, got, want);
+            bad = 1;
+        }
+    }
+    free(src); free(dst);
+    return bad;
+}
+
+/* rows4: nrows rows of 4n elements (sp apart, the source ending at the
+ * last row's 4n-th element) split into their four column phases, the four
+ * destinations of a row n + gap apart in one buffer filled with -1 first:
+ * exactly the 4n elements of each row written, nothing else */
+static int check_rows4(const isa_t *isa, int f64, int64_t nrows, int64_t n)
+{
+    const size_t es = f64 ? 8 : 4;
+    const int64_t gap = ri(0, 5), sp = 4 * n + ri(0, 9), dp = 4 * (n + gap) + ri(0, 9);
+    const int64_t ns = (nrows - 1) * sp + 4 * n, nd = nrows * dp + 8;
+    char *src = malloc(es * (size_t)ns), *dst = malloc(es * (size_t)nd);
+    if (!src || !dst) { fprintf(stderr, "out of memory\n"); exit(2); }
+    for (int64_t i = 0; i < ns; i++) {
+        if (f64) ((double *)src)[i] = (double)i;
+        else ((float *)src)[i] = (float)i;
+    }
+    for (int64_t i = 0; i < nd; i++) {
+        if (f64) ((double *)dst)[i] = -1.0;
+        else ((float *)dst)[i] = -1.0f;
+    }
+    const int64_t ph = n + gap; /* phase i of a row at dst + i * ph */
+    if (f64) {
+        double *d = (double *)dst;
+        isa->r4_64(nrows, n, (const double *)src, sp, d, d + ph, d + 2 * ph, d + 3 * ph, dp);
+    } else {
+        float *d = (float *)dst;
+        isa->r4_32(nrows, n, (const float *)src, sp, d, d + ph, d + 2 * ph, d + 3 * ph, dp);
+    }
+    int bad = 0;
+    for (int64_t i = 0; i < nd && !bad; i++) {
+        const int64_t r = i / dp, j = i % dp, phase = j / ph, at = j % ph;
+        double want = -1.0;
+        if (r < nrows && phase < 4 && at < n) want = (double)(r * sp + 4 * at + phase);
+        const double got = f64 ? ((double *)dst)[i] : ((float *)dst)[i];
+        if (got != want) {
+            printf("FAIL rows4 %s %s nrows=%lld n=%lld sp=%lld dp=%lld gap=%lld at %lld: %g != %g\n",
                    isa->name, f64 ? "f64" : "f32", (long long)nrows, (long long)n, (long long)sp,
                    (long long)dp, (long long)gap, (long long)i, got, want);
             bad = 1;
@@ -845,6 +891,7 @@ int main(int argc, char **argv)
                 }
                 failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
                 failures += check_rows2(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
+                failures += check_rows4(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
                 failures += check_n(&isas[i], f64, ri(1, 200), (int)ri(0, 1),
                                     (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1), 0);
                 { /* the row counts 1, 2, 4 that the kernel set has (<= MR / 2) */
@@ -856,7 +903,7 @@ int main(int argc, char **argv)
                 }
                 failures += check_packa(&isas[i], f64, it < 40 ? it + 1 : ri(1, 300),
                                         (int)(ri(0, 1) ? isas[i].mr : ri(1, isas[i].mr)));
-                checks += 13;
+                checks += 14;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
