@@ -45,6 +45,7 @@ cdef extern from "depthwise/depthwise.h" nogil:
     int cc_dw_geom_ok(const cc_geom *g)
     int cc_dw_fwd_applies(int path, const cc_geom *g, int64_t elsize)
     int cc_dw_fwd_wanted(int path, const cc_geom *g, int64_t elsize)
+    int cc_dw_fwd_parallel(const cc_geom *g)
 
 include "_isa.pxi"
 
@@ -110,6 +111,19 @@ def fwd_wanted(str path, tuple geom, int elsize):
     except (ValueError, TypeError, OverflowError, IndexError):
         return False
     return bool(cc_dw_fwd_wanted(m, &g, elsize))
+
+
+def fwd_parallel(tuple geom):
+    """True when the forward splits ``geom`` into at least as many work
+    items (image, channel, block of output rows) as the threads its split
+    is planned for on this CPU (a 1-D layer: one item per image and
+    channel)."""
+    cdef cc_geom g
+    try:
+        fill_geom(&g, geom)
+    except (ValueError, TypeError, OverflowError, IndexError):
+        return False
+    return bool(cc_dw_fwd_parallel(&g))
 
 
 cdef int _fwd(tuple geom, x, w, b, y, int nthreads, int path) except -1:

@@ -1,7 +1,8 @@
 """One input channel (groups == 1, C_in == 1 of the plain convolution): a
 bank of filters over one signal, image or volume.  It is also a depthwise
 convolution of channel multiplier C_out, so the depthwise methods run it
-(the default choice for 1-2 filters, ``_SINGLE_MAX_FILTERS``).
+(the default choice for one filter where the depthwise split keeps the
+threads busy: ``_SINGLE_MAX_FILTERS``, ``_depthwise.fwd_parallel``).
 
 Every depthwise backend is forced in turn on random single-channel
 problems (1-D to 3-D, plain and transposed, strides, dilations, padding,
@@ -14,6 +15,7 @@ depthwise nor single-channel are checked too.
 """
 from __future__ import annotations
 
+import os
 import zlib
 
 import numpy as np
@@ -198,7 +200,7 @@ def test_default_gradients_by_finite_differences(nsp, transposed):
     rng = np.random.default_rng(zlib.crc32(f"single fd {nsp} {transposed}".encode()))
     size = {1: (9,), 2: (5, 6), 3: (3, 4, 4)}[nsp]
     k = {1: (3,), 2: (3, 2), 3: (2, 2, 3)}[nsp]
-    m = 2
+    m = 1
     x = rng.standard_normal((2, m if transposed else 1) + size)
     w = rng.standard_normal((m, 1) + k)
     b = rng.standard_normal(1 if transposed else m)
@@ -215,20 +217,49 @@ def test_default_gradients_by_finite_differences(nsp, transposed):
         assert err < 1e-8, f"{name}: finite-difference relative error {err:.2e}"
 
 
-@pytest.mark.parametrize("nsp,size,k", [(1, (5000,), (31,)), (2, (64, 64), (3, 3)),
-                                        (2, (40, 40), (5, 5)), (3, (16, 16, 16), (3, 3, 3))])
+@pytest.mark.parametrize("nsp,size,k", [(2, (64, 64), (3, 3)), (2, (40, 40), (5, 5)),
+                                        (3, (16, 16, 16), (3, 3, 3))])
 def test_default_choice_bound(nsp, size, k):
-    """1-2 filters over one channel take a depthwise method, 3 and more the
+    """One filter over one channel takes a depthwise method, 2 and more the
     implicit GEMM (or another dense method), float32 and float64."""
     for dtype in (np.float32, np.float64):
         x = np.ones((2, 1) + size, dtype)
         for m in (1, 2, 3, 8):
             w = np.ones((m, 1) + k, dtype)
             got = cconv.select_backend(x, w, padding="same")
-            if m <= 2:
+            if m == 1:
                 assert got.value in DW_NAMES, (m, got)
             else:
                 assert got.value not in DW_NAMES, (m, got)
+
+
+def _cpus():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # (not on every platform)
+        return os.cpu_count() or 1
+
+
+def test_few_long_signals_stay_on_the_implicit_gemm():
+    """A 1-D layer is one depthwise work item per signal: one or two long
+    signals on a CPU of several cores take the implicit GEMM, whose tiles
+    split a row; many signals, or short ones, the depthwise kernels."""
+    w = np.ones((1, 1, 31), np.float32)
+    long1 = np.ones((1, 1, 200000), np.float32)
+    many = np.ones((256, 1, 2000), np.float32)
+    short = np.ones((1, 1, 300), np.float32)
+    got = cconv.select_backend(long1, w, padding="same")
+    if _cpus() >= 2:
+        assert got is Backend.IMPLICIT_GEMM, got
+    assert cconv.select_backend(many, w, padding="same").value in DW_NAMES
+    assert cconv.select_backend(short, w, padding="same").value in DW_NAMES
+    # the choice does not depend on the caller's thread count
+    before = cconv.get_num_threads()
+    try:
+        cconv.set_num_threads(1)
+        assert cconv.select_backend(long1, w, padding="same") is got
+    finally:
+        cconv.set_num_threads(before)
 
 
 def test_nonfinite_weights_keep_the_reference_pattern():

@@ -36,13 +36,16 @@ def why_not_depthwise(q, name: str) -> str | None:
 
 # One input channel (groups == 1): the depthwise kernels for at most this
 # many filters, the implicit GEMM beyond.  AMD EPYC Zen 4, AVX-512, 1
-# thread, float32, best depthwise method / implicit GEMM time (with its
-# half-row kernel), 1 / 2 / 3 / 4 / 8 filters: 1-D k31 over 100000 samples
-# 0.43 / 0.76 / 1.07 / 1.22 / 1.15, k5 0.42 / 0.58 / 0.69 / 0.78 / 0.63,
-# 32 samples k3 0.37-0.65; 2-D 3x3 on 512x512 0.32 / 0.48 / 0.62 / 0.77 /
-# 0.80, 5x5 0.34 / 0.59 / 0.84 / 1.07 / 1.11, 3x3 on 28x28 0.44-0.77; 3-D
-# 3x3x3 on 64^3 0.37 / 0.61 / 0.81 / 1.05 / 1.06.
-_SINGLE_MAX_FILTERS = 2
+# thread, float32, best depthwise method / implicit GEMM time (its 1-, 2-
+# and 4-row kernels), 1 / 2 / 3 / 4 filters: 1-D k31 over 100000 samples
+# 0.87 / 1.40 / 1.06 / 1.24, k5 0.66 / 0.84 / 0.71 / 0.82, 32 samples k3
+# 0.45-0.60; 2-D 3x3 on 512x512 0.53 / 0.69 / 0.60 / 0.74, 5x5 0.63 / 0.99
+# / 0.83 / 1.06, 3x3 on 28x28 0.65-0.80; 3-D 3x3x3 on 64^3 0.61 / 0.98 /
+# 0.83 / 1.04.  And only where the depthwise split gives every planned
+# thread an item (``_depthwise.fwd_parallel``): a 1-D layer is one item
+# per signal, and 1-2 long signals left the second thread idle (2 threads,
+# one signal of 10^6 samples, k101: 3.4 ms against the implicit GEMM's 1.8).
+_SINGLE_MAX_FILTERS = 1
 
 
 def auto_ok(p) -> bool:
@@ -52,11 +55,12 @@ def auto_ok(p) -> bool:
     threads, AVX2, float32, 3x3, depthwise time / GEMM time): 2-D 56x56
     multiplier 2-16: 0.38-0.48, 24: 0.96, 32: 1.83-2.24; 3-D 16^3
     multiplier 1: 0.87, 2: 1.22, 4: 2.32, 8-32: 1.45-2.62 (3-D runs the
-    generic row kernel).  One input channel: ``_SINGLE_MAX_FILTERS``."""
+    generic row kernel).  One input channel: ``_SINGLE_MAX_FILTERS``, where
+    the split keeps the threads busy."""
     g = p.geom()
     m = g[3] // g[2] if g[2] else 1
     if p.is_single_channel:
-        return m <= _SINGLE_MAX_FILTERS
+        return m <= _SINGLE_MAX_FILTERS and _depthwise.fwd_parallel(g)
     return m < (2 if p.nsp == 3 else 24)
 
 

@@ -77,6 +77,12 @@ int cc_dw_geom_ok(const cc_geom *g);
 #define CC_DW_PATH_CL 2
 int cc_dw_fwd_applies(int path, const cc_geom *g, int64_t elsize);
 int cc_dw_fwd_wanted(int path, const cc_geom *g, int64_t elsize);
+/* 1 when the forward's work items (image, channel, block of output rows;
+ * the row path's blocks) are at least as many as the threads its split is
+ * planned for: a 1-D layer gets one item per image and channel, and a few
+ * long signals would leave threads idle.  Depends on the problem and the
+ * CPU, not on the caller's thread count. */
+int cc_dw_fwd_parallel(const cc_geom *g);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

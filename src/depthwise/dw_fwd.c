@@ -30,5 +30,15 @@ int cc_dw_fwd_wanted(int path, const cc_geom *g, int64_t elsize)
     return cc_dw_cl_wanted(&d, elsize);
 }
 
+int cc_dw_fwd_parallel(const cc_geom *g)
+{
+    if (!cc_dw_geom_ok(g))
+        return 0;
+    dw_dims d;
+    dw_dims_get(g, &d);
+    const double cost = dw_fwd_cost(&d);
+    return d.N * d.C * dw_fwd_blocks(&d, cost, 1) >= dw_split(cost);
+}
+
 #define CC_TEMPLATE "depthwise/dw_fwd.inc"
 #include "core/instances.h"

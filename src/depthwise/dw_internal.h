@@ -401,6 +401,29 @@ static inline int64_t dw_split(double cost)
     return (cc_items_wanted(cost, DW_MIN_PARALLEL_COST) + 1) / 2;
 }
 
+/* The forward's cost (dw_fwd.inc) and its row blocks per plane for R
+ * output rows a step: work items are (image, channel, block of output
+ * rows), as many as 4 * dw_split(cost) where the planes allow (blocks of
+ * >= 2 R rows), planned for the problem, not for the caller's thread
+ * count. */
+static inline double dw_fwd_cost(const dw_dims *d)
+{
+    const int64_t P = d->OD * d->OH, KK = d->KD * d->KH * d->KW;
+    return dw_cost((double)d->N * d->CO * P * d->OW * KK,
+                   (double)d->N * (d->C * d->ID * d->IH * d->IW + d->CO * P * d->OW),
+                   (double)d->N * d->CO * P);
+}
+
+static inline int64_t dw_fwd_blocks(const dw_dims *d, double cost, int R)
+{
+    const int64_t P = d->OD * d->OH, items0 = d->N * d->C, want = 4 * dw_split(cost);
+    int64_t nblk = 1;
+    if (items0 < want)
+        nblk = dw_max(1, dw_min(dw_cdiv(want, items0), P / (2 * R)));
+    const int64_t brows = dw_cdiv(P, dw_max(1, nblk));
+    return P > 0 ? dw_cdiv(P, brows) : 1;
+}
+
 /* Fill the phase-split, zero-padded row buffer buf (s phases of J) from the
  * input row xr of iw elements: buf[ph*J + q] = xr[q*s + ph - pad] for the
  * positions inside the row; the other positions are left alone (zero). */
