@@ -280,6 +280,20 @@ static int check_pack(const isa_t *isa, int f64, int64_t kc, int nq)
     return bad;
 }
 
+/* The row-copy checks' buffers: src[i] = i, every dst element -1 (untouched
+ * ones stay so). */
+static void index_and_marks(int f64, char *src, int64_t ns, char *dst, int64_t nd)
+{
+    for (int64_t i = 0; i < ns; i++) {
+        if (f64) ((double *)src)[i] = (double)i;
+        else ((float *)src)[i] = (float)i;
+    }
+    for (int64_t i = 0; i < nd; i++) {
+        if (f64) ((double *)dst)[i] = -1.0;
+        else ((float *)dst)[i] = -1.0f;
+    }
+}
+
 /* rows: nrows rows of n elements copied (or with bv added) between pitches;
  * the source is allocated to end at its last row's last element (a read past
  * it is caught by ASan), and nothing of dst outside the rows changes */
@@ -291,14 +305,7 @@ static int check_rows(const isa_t *isa, int f64, int64_t nrows, int64_t n)
     char *src = malloc(es * (size_t)ns), *dst = malloc(es * (size_t)nd);
     if (!src || !dst) { fprintf(stderr, "out of memory\n"); exit(2); }
     const double bv = add ? 0.25 : 0.0;
-    for (int64_t i = 0; i < ns; i++) {
-        if (f64) ((double *)src)[i] = (double)i;
-        else ((float *)src)[i] = (float)i;
-    }
-    for (int64_t i = 0; i < nd; i++) {
-        if (f64) ((double *)dst)[i] = -1.0;
-        else ((float *)dst)[i] = -1.0f;
-    }
+    index_and_marks(f64, src, ns, dst, nd);
     if (f64) isa->rw64(nrows, n, (const double *)src, sp, (double *)dst, dp, (int)add, bv);
     else isa->rw32(nrows, n, (const float *)src, sp, (float *)dst, dp, (int)add, (float)bv);
     int bad = 0;
@@ -317,85 +324,39 @@ static int check_rows(const isa_t *isa, int f64, int64_t nrows, int64_t n)
     return bad;
 }
 
-/* rows2: nrows rows of 2n elements (sp apart, the source ending at the
- * last row's 2n-th element: a read past it is caught by ASan) split into
- * their even and odd elements, each destination pair interleaved in one
- * buffer (rows dp apart, odd ones n + gap after the even ones) filled with
- * -1 first: exactly the 2n elements of each row written, nothing else */
-static int check_rows2(const isa_t *isa, int f64, int64_t nrows, int64_t n)
+/* rows2 / rows4 (nph = 2 / 4): nrows rows of nph * n elements (sp apart,
+ * the source ending at the last row's nph * n-th element: a read past it is
+ * caught by ASan) split into their nph column phases, the destinations of
+ * a row n + gap apart in one buffer filled with -1 first: exactly the nph
+ * * n elements of each row written, nothing else */
+static int check_split(const isa_t *isa, int f64, int64_t nrows, int64_t n, int nph)
 {
     const size_t es = f64 ? 8 : 4;
-    const int64_t gap = ri(0, 5), sp = 2 * n + ri(0, 9), dp = 2 * n + gap + ri(0, 9);
-    const int64_t ns = (nrows - 1) * sp + 2 * n, nd = nrows * dp + 8;
+    const int64_t gap = ri(0, 5), ph = n + gap; /* phase i of a row at dst + i * ph */
+    const int64_t sp = nph * n + ri(0, 9), dp = nph * ph + ri(0, 9);
+    const int64_t ns = (nrows - 1) * sp + nph * n, nd = nrows * dp + 8;
     char *src = malloc(es * (size_t)ns), *dst = malloc(es * (size_t)nd);
     if (!src || !dst) { fprintf(stderr, "out of memory\n"); exit(2); }
-    for (int64_t i = 0; i < ns; i++) {
-        if (f64) ((double *)src)[i] = (double)i;
-        else ((float *)src)[i] = (float)i;
-    }
-    for (int64_t i = 0; i < nd; i++) {
-        if (f64) ((double *)dst)[i] = -1.0;
-        else ((float *)dst)[i] = -1.0f;
-    }
-    if (f64)
-        isa->r2_64(nrows, n, (const double *)src, sp, (double *)dst, (double *)dst + n + gap, dp);
-    else
-        isa->r2_32(nrows, n, (const float *)src, sp, (float *)dst, (float *)dst + n + gap, dp);
-    int bad = 0;
-    for (int64_t i = 0; i < nd && !bad; i++) {
-        const int64_t r = i / dp, j = i % dp;
-        double want = -1.0;
-        if (r < nrows && j < n) want = (double)(r * sp + 2 * j);
-        else if (r < nrows && j >= n + gap && j < 2 * n + gap) want = (double)(r * sp + 2 * (j - n - gap) + 1);
-        const double got = f64 ? ((double *)dst)[i] : ((float *)dst)[i];
-        if (got != want) {
-            printf("FAIL rows2 %s %s nrows=%lld n=%lld sp=%lld dp=%lld gap=%lld at %lld: %g != %g\n",
-                   isa->name, f64 ? "f64" : "f32", (long long)nrows, (long long)n, (long long)sp,
-                   (long long)dp, (long long)gap, (long long)i, got, want);
-            bad = 1;
-        }
-    }
-    free(src); free(dst);
-    return bad;
-}
-
-/* rows4: nrows rows of 4n elements (sp apart, the source ending at the
- * last row's 4n-th element) split into their four column phases, the four
- * destinations of a row n + gap apart in one buffer filled with -1 first:
- * exactly the 4n elements of each row written, nothing else */
-static int check_rows4(const isa_t *isa, int f64, int64_t nrows, int64_t n)
-{
-    const size_t es = f64 ? 8 : 4;
-    const int64_t gap = ri(0, 5), sp = 4 * n + ri(0, 9), dp = 4 * (n + gap) + ri(0, 9);
-    const int64_t ns = (nrows - 1) * sp + 4 * n, nd = nrows * dp + 8;
-    char *src = malloc(es * (size_t)ns), *dst = malloc(es * (size_t)nd);
-    if (!src || !dst) { fprintf(stderr, "out of memory\n"); exit(2); }
-    for (int64_t i = 0; i < ns; i++) {
-        if (f64) ((double *)src)[i] = (double)i;
-        else ((float *)src)[i] = (float)i;
-    }
-    for (int64_t i = 0; i < nd; i++) {
-        if (f64) ((double *)dst)[i] = -1.0;
-        else ((float *)dst)[i] = -1.0f;
-    }
-    const int64_t ph = n + gap; /* phase i of a row at dst + i * ph */
+    index_and_marks(f64, src, ns, dst, nd);
     if (f64) {
         double *d = (double *)dst;
-        isa->r4_64(nrows, n, (const double *)src, sp, d, d + ph, d + 2 * ph, d + 3 * ph, dp);
+        if (nph == 2) isa->r2_64(nrows, n, (const double *)src, sp, d, d + ph, dp);
+        else isa->r4_64(nrows, n, (const double *)src, sp, d, d + ph, d + 2 * ph, d + 3 * ph, dp);
     } else {
         float *d = (float *)dst;
-        isa->r4_32(nrows, n, (const float *)src, sp, d, d + ph, d + 2 * ph, d + 3 * ph, dp);
+        if (nph == 2) isa->r2_32(nrows, n, (const float *)src, sp, d, d + ph, dp);
+        else isa->r4_32(nrows, n, (const float *)src, sp, d, d + ph, d + 2 * ph, d + 3 * ph, dp);
     }
     int bad = 0;
     for (int64_t i = 0; i < nd && !bad; i++) {
         const int64_t r = i / dp, j = i % dp, phase = j / ph, at = j % ph;
         double want = -1.0;
-        if (r < nrows && phase < 4 && at < n) want = (double)(r * sp + 4 * at + phase);
+        if (r < nrows && phase < nph && at < n) want = (double)(r * sp + nph * at + phase);
         const double got = f64 ? ((double *)dst)[i] : ((float *)dst)[i];
         if (got != want) {
-            printf("FAIL rows4 %s %s nrows=%lld n=%lld sp=%lld dp=%lld gap=%lld at %lld: %g != %g\n",
-                   isa->name, f64 ? "f64" : "f32", (long long)nrows, (long long)n, (long long)sp,
-                   (long long)dp, (long long)gap, (long long)i, got, want);
+            printf("FAIL rows%d %s %s nrows=%lld n=%lld sp=%lld dp=%lld gap=%lld at %lld: %g != %g\n",
+                   nph, isa->name, f64 ? "f64" : "f32", (long long)nrows, (long long)n,
+                   (long long)sp, (long long)dp, (long long)gap, (long long)i, got, want);
             bad = 1;
         }
     }
@@ -890,8 +851,8 @@ int main(int argc, char **argv)
                     failures += check_wt2(&isas[i], f64, ri(1, top), ri(1, top));
                 }
                 failures += check_rows(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
-                failures += check_rows2(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
-                failures += check_rows4(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80));
+                failures += check_split(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80), 2);
+                failures += check_split(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80), 4);
                 failures += check_n(&isas[i], f64, ri(1, 200), (int)ri(0, 1),
                                     (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1), (int)ri(0, 1), 0);
                 { /* the row counts 1, 2, 4 that the kernel set has (<= MR / 2) */
