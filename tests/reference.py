@@ -181,6 +181,26 @@ def nonfinite_mismatch(a, ref):
     return None
 
 
+def fd_grad(fun, a, h=1e-3):
+    """Central differences of a real scalar function ``fun()`` of the array
+    ``a`` (changed in place and restored); complex arrays get dL/dRe + i
+    dL/dIm (autograd's convention for a real loss)."""
+    g = np.zeros_like(a)
+    flat = a.reshape(-1)
+    gflat = g.reshape(-1)
+    parts = [1.0, 1j] if np.iscomplexobj(a) else [1.0]
+    for i in range(flat.size):
+        for unit in parts:
+            old = flat[i]
+            flat[i] = old + h * unit
+            fp = fun()
+            flat[i] = old - h * unit
+            fm = fun()
+            flat[i] = old
+            gflat[i] += (fp - fm) / (2 * h) * unit
+    return g
+
+
 # ------------------------------------------------------------------ plain
 
 

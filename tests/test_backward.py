@@ -16,6 +16,7 @@ import pytest
 import cconv
 from cconv import Backend
 from reference import (
+    fd_grad,
     nonfinite_mismatch,
     rel_err,
     ref_conv,
@@ -549,25 +550,6 @@ def _loss(case, x, w, b, G):
     return float(np.real(np.vdot(G, y)))
 
 
-def _fd_grad(fun, a, h=1e-3):
-    """Central differences of a real scalar function; complex arrays get
-    dL/dRe + i dL/dIm (autograd's convention for a real loss)."""
-    g = np.zeros_like(a)
-    flat = a.reshape(-1)
-    gflat = g.reshape(-1)
-    parts = [1.0, 1j] if np.iscomplexobj(a) else [1.0]
-    for i in range(flat.size):
-        for unit in parts:
-            old = flat[i]
-            flat[i] = old + h * unit
-            fp = fun()
-            flat[i] = old - h * unit
-            fm = fun()
-            flat[i] = old
-            gflat[i] += (fp - fm) / (2 * h) * unit
-    return g
-
-
 FD_RESULTS: dict = {}
 
 
@@ -583,7 +565,7 @@ def test_finite_differences(seed, nsp, transposed, dtype, one_thread):
     gi, gw, gb = backward(case, G, x, w)
     loss = lambda: _loss(case, x, w, b, G)  # noqa: E731
     for name, got, a in (("grad_input", gi, x), ("grad_weight", gw, w), ("grad_bias", gb, b)):
-        fd = _fd_grad(loss, a)
+        fd = fd_grad(loss, a)
         err = rel_err(got, fd)
         key = (np.dtype(dtype).name, name)
         FD_RESULTS[key] = max(FD_RESULTS.get(key, 0.0), err)

@@ -25,6 +25,7 @@ import cconv
 from cconv import Backend
 
 from reference import (
+    fd_grad,
     nonfinite_mismatch,
     ref_conv,
     ref_conv_grad_input,
@@ -180,20 +181,6 @@ def test_specialised_kernels(dtype):
         assert ran[Backend.WINOGRAD_DEPTHWISE_3X3] >= 1, ran
 
 
-def _fd(fun, a, h=1e-4):
-    g = np.zeros_like(a)
-    flat, gflat = a.reshape(-1), g.reshape(-1)
-    for i in range(flat.size):
-        old = flat[i]
-        flat[i] = old + h
-        fp = fun()
-        flat[i] = old - h
-        fm = fun()
-        flat[i] = old
-        gflat[i] = (fp - fm) / (2 * h)
-    return g
-
-
 @pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize("nsp", [1, 2, 3])
 def test_default_gradients_by_finite_differences(nsp, transposed):
@@ -213,7 +200,7 @@ def test_default_gradients_by_finite_differences(nsp, transposed):
                                             kw["dilation"], transposed, 0, 1, (True, True, True))
     loss = lambda: float(np.vdot(G, cconv.convolution(x, w, b, **kw)))  # noqa: E731
     for name, got, a in (("grad_input", gx, x), ("grad_weight", gw, w), ("grad_bias", gb, b)):
-        err = rel_err(got, _fd(loss, a))
+        err = rel_err(got, fd_grad(loss, a, h=1e-4))
         assert err < 1e-8, f"{name}: finite-difference relative error {err:.2e}"
 
 
