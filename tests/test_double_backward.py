@@ -14,11 +14,10 @@ import pytest
 
 import cconv
 from cconv import Backend
-from reference import rel_err, tolerance
+from reference import fd_grad, rel_err, tolerance
 from test_backward import (  # noqa: F401  (one_thread is a fixture)
     Case,
     one_thread,
-    _fd_grad,
     arrays,
     random_case,
     randn,
@@ -153,7 +152,7 @@ def test_finite_differences_of_the_backward(seed, nsp, transposed, dtype, one_th
 
     got = double_backward(case, ggI, ggW, ggb, gO, w, x)
     for name, g, a in (("ggO", got[0], gO), ("gI", got[1], x), ("gW", got[2], w)):
-        fd = _fd_grad(S, a)
+        fd = fd_grad(S, a)
         err = rel_err(g, fd)
         key = (np.dtype(dtype).name, name)
         FD_DOUBLE[key] = max(FD_DOUBLE.get(key, 0.0), err)
