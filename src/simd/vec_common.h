@@ -50,5 +50,15 @@
 #define CC_SFX f32
 #endif
 
+/* VPIN(v): keep vector v in a register: GCC otherwise folds a load that
+ * several multiply-adds share into each of them as a memory operand, one
+ * load per use (x86 vector sets; elsewhere nothing) */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && !defined(CC_SIMDE_AVX512) && \
+    !defined(CC_ISA_IS_SCALAR)
+#define VPIN(v) __asm__("" : "+v"(v))
+#else
+#define VPIN(v) ((void)0)
+#endif
+
 #define CC_ISA_NAME(name) CC_CAT(CC_CAT(name, _), CC_CAT(CC_CAT(CC_SFX, _), CC_ISA))
 #endif
