@@ -46,6 +46,7 @@ cdef extern from "depthwise/depthwise.h" nogil:
     int cc_dw_fwd_applies(int path, const cc_geom *g, int64_t elsize)
     int cc_dw_fwd_wanted(int path, const cc_geom *g, int64_t elsize)
     int cc_dw_fwd_parallel(const cc_geom *g)
+    int cc_dw_fwd_flat(const cc_geom *g, int64_t elsize)
 
 include "_isa.pxi"
 
@@ -124,6 +125,18 @@ def fwd_parallel(tuple geom):
     except (ValueError, TypeError, OverflowError, IndexError):
         return False
     return bool(cc_dw_fwd_parallel(&g))
+
+
+def fwd_flat(tuple geom, int itemsize):
+    """True when the forward's plane path (DEPTHWISE_PLANE) runs ``geom``'s
+    dilated 3x3 planes of elements of ``itemsize`` bytes by super-rows (D
+    output rows laid end to end: src/depthwise/dw2d.inc, plane_flat)."""
+    cdef cc_geom g
+    try:
+        fill_geom(&g, geom)
+    except (ValueError, TypeError, OverflowError, IndexError):
+        return False
+    return bool(cc_dw_fwd_flat(&g, itemsize))
 
 
 cdef int _fwd(tuple geom, x, w, b, y, int nthreads, int path) except -1:

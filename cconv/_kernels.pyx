@@ -328,6 +328,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_dw_256()
     int cc_cpu_wino_small()
     int cc_cpu_long_kc()
+    int cc_cpu_dw_flat()
 
 
 def cpu_vendor():
@@ -346,6 +347,13 @@ def dw_256():
     CCONV_DW_256, else AMD family 25, Zen 4).  They do only while the
     AVX-512 kernels are in use."""
     return bool(cc_cpu_dw_256())
+
+
+def dw_flat():
+    """Whether the depthwise forward may run dilated 3x3 planes by
+    super-rows (src/core/cpu.h: CCONV_DW_FLAT, else on every CPU; where it
+    wins: src/depthwise/dw_internal.h, dw_flat_wins)."""
+    return bool(cc_cpu_dw_flat())
 
 
 def wino_small():

@@ -414,3 +414,86 @@ def test_show_config_names_the_k_blocks(capsys):
         assert f"K blocks of {512 if _kernels.long_kc() else 128}" in line
     else:
         assert "K blocks" not in line
+
+
+# Dilated 3x3 depthwise planes (dilation 2 and 4, stride 1) through the plane
+# backend: random heights, widths (many whose rows fill their last vector
+# badly, where the super-rows run), paddings, multipliers, batches and
+# biases, float32 and float64, 1 to 3 threads (row blocks), every
+# instruction set this CPU runs.  Printed: the choice, how many problems
+# the super-rows took (per the C predicate), the worst error against the
+# float64 reference over the suite's tolerance, and a hash of the results.
+FLAT_PROBE = """
+import hashlib, sys, numpy as np, cconv
+from cconv import _kernels, _depthwise
+from cconv._params import make_params
+from isa_switch import forced_isa
+from reference import ref_conv, rel_err, tolerance
+rng = np.random.default_rng(int(sys.argv[1]))
+h = hashlib.sha256()
+flat = ran = 0
+excess = 0.0
+for case in range(24):
+    d = int(rng.choice([2, 4])); n = int(rng.integers(1, 4)); c = int(rng.integers(1, 12))
+    m = int(rng.integers(1, 4))
+    # mostly 'same' padding: output rows as wide as the input's, the widths
+    # below one past a multiple of 8 or 16 (rows that fill their last
+    # vector badly)
+    pad = d if rng.random() < 0.75 else int(rng.integers(0, 2 * d + 2))
+    hh = int(rng.integers(max(1, 2 * d + 1 - 2 * pad), 48))
+    ww = int(rng.choice([1, 3, 9, 17, 18, 25, 33, 34, 35, 41, 49, 65, 66, 97]))
+    ww = max(ww, 2 * d + 1 - 2 * pad)
+    if case < 2:  # DeepLab-like rows of 33 (16-lane vectors: 3 a row, 5 a pair of rows)
+        d, pad, ww, hh = 2, 2, 33, 13 + 20 * case
+    bias = bool(rng.integers(0, 2))
+    for dt in ("float32", "float64"):
+        x = rng.standard_normal((n, c, hh, ww)).astype(dt)
+        w = rng.standard_normal((c * m, 1, 3, 3)).astype(dt)
+        b = rng.standard_normal(c * m).astype(dt) if bias else None
+        geom = make_params(x.shape, w.shape, None, 1, pad, d, False, 0, c, "t", dt).geom()
+        ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
+                       None if b is None else b.astype(np.float64), 1, pad, dilation=d, groups=c)
+        for isa in _kernels.available_isas():
+            with forced_isa(isa):
+                flat += _depthwise.fwd_flat(geom, x.itemsize)
+                for t in (1, 2, 3):
+                    cconv.set_num_threads(t)
+                    y = cconv.conv2d(x, w, b, padding=pad, dilation=d, groups=c,
+                                     backend="depthwise_plane")
+                    h.update(isa.encode()); h.update(y.tobytes())
+                    excess = max(excess, rel_err(y, ref) / tolerance(dt, 9))
+                    ran += 1
+cconv.set_num_threads(1)
+print(_kernels.dw_flat(), flat, ran, excess, h.hexdigest())
+"""
+
+
+def run_flat_probe(seed, **env):
+    e = {k: v for k, v in os.environ.items() if k != "CCONV_DW_FLAT"}
+    e.update(env)
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(FLAT_PROBE), str(seed)],
+                       capture_output=True, text=True, env=e, cwd=HERE, timeout=300)
+    assert r.returncode == 0, r.stderr
+    on, flat, ran, excess, digest = r.stdout.split()
+    return on == "True", int(flat), int(ran), float(excess), digest
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_dw_flat_environment_decides_and_results_agree(seed):
+    on1, flat1, ran, ex1, d1 = run_flat_probe(seed, CCONV_DW_FLAT="1")
+    on0, flat0, _, ex0, d0 = run_flat_probe(seed, CCONV_DW_FLAT="0")
+    assert on1 is True and on0 is False
+    assert flat0 == 0
+    if "avx512" in _kernels.available_isas():  # (16-lane vectors: 33-wide rows at least)
+        assert flat1 >= 2, flat1  # the super-rows ran
+    assert ran >= 24 * 2 * 3
+    # both within the suite's tolerances of the float64 reference, and the
+    # same multiply-adds in the same order: the same bits
+    assert ex1 <= 1.0 and ex0 <= 1.0, (ex1, ex0)
+    assert d1 == d0
+
+
+@pytest.mark.parametrize("value", ["", "2", "off"])
+def test_dw_flat_other_values_leave_the_default(value):
+    on, *_ = run_flat_probe(7, CCONV_DW_FLAT=value)
+    assert on is True

@@ -52,6 +52,14 @@ int cc_cpu_uk_gemm(void);
  * are 512 bits wide (unmeasured there). */
 int cc_cpu_dw_256(void);
 
+/* 1 when the depthwise forward runs dilated 3x3 planes whose rows fill
+ * their last vector badly by super-rows (depthwise/dw_internal.h:
+ * dw_flat_wins), else 0.  CCONV_DW_FLAT=0 or 1 in the environment decides;
+ * otherwise on every CPU (the same bits either way: the switch is there to
+ * compare the two).  Measured on AMD EPYC Zen 4: DeepLab's 4x256x33x33
+ * dilation 2 0.88 of the time row by row at one thread. */
+int cc_cpu_dw_flat(void);
+
 /* 1 when the dense Winograd (winograd/wino_conv.h) is the default for
  * float32 3x3 layers of 32 channels or more on images of 14x14 outputs or
  * more with 196 tiles or more in the batch (depths counted as images)

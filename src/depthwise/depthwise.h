@@ -83,6 +83,10 @@ int cc_dw_fwd_wanted(int path, const cc_geom *g, int64_t elsize);
  * long signals would leave threads idle.  Depends on the problem and the
  * CPU, not on the caller's thread count. */
 int cc_dw_fwd_parallel(const cc_geom *g);
+/* 1 when the forward's plane path runs g's planes (elements of elsize
+ * bytes) by super-rows (dw_internal.h: dw_flat_wins; core/cpu.h:
+ * cc_cpu_dw_flat), else 0. */
+int cc_dw_fwd_flat(const cc_geom *g, int64_t elsize);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -40,5 +40,25 @@ int cc_dw_fwd_parallel(const cc_geom *g)
     return d.N * d.C * dw_fwd_blocks(&d, cost, 1) >= dw_split(cost);
 }
 
+int cc_dw_fwd_flat(const cc_geom *g, int64_t elsize)
+{
+    if (!cc_dw_fwd_applies(CC_DW_PATH_PLANE, g, elsize))
+        return 0;
+    dw_dims d;
+    dw_dims_get(g, &d);
+    /* the driver's row blocks and plane kernels (dw_fwd.inc) */
+    int R, lanes;
+    if (elsize == 4) {
+        const dw_kern_f32 *kp = cc_dw_plane_kern_f32(&d);
+        R = kp->rk_r, lanes = kp->lanes;
+    } else {
+        const dw_kern_f64 *kp = cc_dw_plane_kern_f64(&d);
+        R = kp->rk_r, lanes = kp->lanes;
+    }
+    const int64_t P = d.OD * d.OH;
+    const int64_t brows = dw_cdiv(P, dw_fwd_blocks(&d, dw_fwd_cost(&d), R));
+    return P > 0 && dw_flat_use(&d, brows, lanes);
+}
+
 #define CC_TEMPLATE "depthwise/dw_fwd.inc"
 #include "core/instances.h"

@@ -65,6 +65,7 @@
 
 #include "core/alloc.h"
 #include "core/compiler.h"
+#include "core/cpu.h"
 #include "core/isa.h"
 #include "depthwise.h"
 #include "core/parallel.h"
@@ -99,6 +100,9 @@
         int64_t J;           /* phase length, >= OW + (K-1)D/S + DW_VMAX */  \
         const T *zrow;       /* S*J zeros */                                 \
         int pf;              /* prefetch rows ahead (dw_plane_pf) */         \
+        T *flat;             /* dilated planes: dw_flat_elems zeroed       */\
+                             /* elements for the super-row layout, or NULL */\
+        int64_t fp;          /* its pitch (dw_flat_pitch)                  */\
     } dw_plane_##SFX;                                                         \
     typedef void (*dw_plane_##SFX##_fn)(const dw_plane_##SFX *a);             \
     typedef void (*dw_rows_##SFX##_fn)(int64_t n, int ne,                     \
@@ -124,6 +128,7 @@
     typedef struct dw_kern_##SFX {                                            \
         int rk_r; /* output rows per step of the plane kernels */            \
         int cl_pb; /* widest pixel block of the channels-last kernel */      \
+        int lanes; /* elements of the kernels' vectors (1: scalar) */        \
         dw_rows_##SFX##_fn rows;                                              \
         dw_plane_##SFX##_fn plane[3][2]; /* [dw_plane_k(K)][S == 2] */        \
         dw_plane_##SFX##_fn plane_dil[2]; /* 3x3 stride 1, dilation 2, 4 */   \
@@ -185,6 +190,36 @@ static inline int dw_exact_div(int64_t a, int64_t s, int64_t *q)
     }
     *q = a / s;
     return a % s == 0;
+}
+
+/* Super-rows of the dilated plane kernels (dw2d.inc: plane_flat): a 3x3
+ * stride-1 plane of dilation D (2 or 4) whose output rows fill their last
+ * vector badly is run with D consecutive output rows laid end to end at the
+ * pitch dw_flat_pitch of a zero-padded copy of its input rows.  Used where
+ * that computes at least DW_FLAT_GAIN fewer vectors than row by row; the
+ * caller gives each thread dw_flat_elems zeroed elements (a->flat) for a
+ * block of up to `rows` output rows. */
+#define DW_FLAT_GAIN 1.15
+static inline int64_t dw_flat_pitch(int64_t OW, int64_t IW, int64_t pw, int64_t D)
+{
+    return dw_max(OW + 2 * D, pw + IW);
+}
+static inline int64_t dw_flat_elems(int64_t rows, int64_t pitch, int64_t D, int64_t vmax)
+{
+    const int64_t nsr = dw_cdiv(rows, D); /* super-rows */
+    /* input rows (two super-rows more), slack for the taps of the last
+     * vector, and the results (one super-row per D output rows) */
+    return (nsr + 2) * D * pitch + 2 * D + vmax + nsr * D * pitch + vmax;
+}
+/* 1 when the super-rows compute DW_FLAT_GAIN fewer vectors of `lanes` than
+ * the rows of OW columns, rows >= 1 output rows */
+static inline int dw_flat_wins(int64_t rows, int64_t OW, int64_t pitch, int64_t D, int lanes)
+{
+    if (lanes < 2 || (D != 2 && D != 4))
+        return 0;
+    const double by_rows = (double)rows * (double)dw_cdiv(OW, lanes);
+    const double by_flat = (double)dw_cdiv(rows, D) * (double)dw_cdiv(D * pitch, lanes);
+    return by_flat * DW_FLAT_GAIN <= by_rows;
 }
 
 /* Prefetch (for reading) n rows of len bytes, pitch bytes apart, from p;
@@ -306,6 +341,15 @@ static inline int dw_plane_dil_spec(const dw_dims *d)
 static inline int dw_plane_spec(const dw_dims *d)
 {
     return dw_plane3_spec(d) || dw_plane_dil_spec(d);
+}
+
+/* 1 when the forward's plane path runs d's planes by super-rows, in row
+ * blocks of brows output rows, on plane kernels of `lanes` elements */
+static inline int dw_flat_use(const dw_dims *d, int64_t brows, int lanes)
+{
+    return d->KD == 1 && dw_plane_dil_spec(d) &&
+           dw_flat_wins(brows, d->OW, dw_flat_pitch(d->OW, d->IW, d->pw, d->dw), d->dw, lanes) &&
+           cc_cpu_dw_flat();
 }
 
 /* The plane kernel of table kt for d's planes (dw_plane_spec(d)), at

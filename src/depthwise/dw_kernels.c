@@ -38,9 +38,16 @@
 #include "dwcl.inc"
 #endif
 
+#if defined(CC_ISA_IS_SCALAR)
+#define DW_LANES 1
+#else
+#define DW_LANES V
+#endif
+
 const DW_KERN_T CC_ISA_NAME(cc_dw_kern) = {
     DW_RK_R,
     DW_CL_PBMAX,
+    DW_LANES,
     DW_FN(rows),
     {{DW_FN(k3s1), DW_FN(k3s2)}, {DW_FN(k5s1), DW_FN(k5s2)}, {DW_FN(k7s1), DW_FN(k7s2)}},
     {DW_FN(k3d2), DW_FN(k3d4)},
