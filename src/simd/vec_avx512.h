@@ -221,6 +221,25 @@ CC_INLINE __m512i vec_pick2i_avx512(int64_t na)
 #define VPICK2(a, b, i) _mm512_permutex2var_ps((a), (i), (b))
 #endif
 #define VPICK2I(na) vec_pick2i_avx512(na)
+/* The other way (wino_tr.inc's wtout2): VJOINAT(e, o, base) has element
+ * base + i of e in lane 2 i and of o in lane 2 i + 1 (i < V / 2,
+ * base + i < V): one run's stretch of an interleaved output row, built in
+ * registers (through a stack buffer, the loads of the second run's part
+ * straddled the buffer's two stores and waited for them). */
+#ifdef CC_F64
+CC_INLINE __m512d vec_joinat_avx512(__m512d e, __m512d o, int64_t base)
+{
+    const __m512i at = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+    return _mm512_permutex2var_pd(e, _mm512_add_epi64(at, _mm512_set1_epi64(base)), o);
+}
+#else
+CC_INLINE __m512 vec_joinat_avx512(__m512 e, __m512 o, int64_t base)
+{
+    const __m512i at = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    return _mm512_permutex2var_ps(e, _mm512_add_epi32(at, _mm512_set1_epi32((int)base)), o);
+}
+#endif
+#define VJOINAT(e, o, base) vec_joinat_avx512((e), (o), (base))
 #ifndef CC_F64
 /* float32 only: the depthwise Winograd's permuted splits */
 /* one in-lane shufps per vector, its inverse one unpcklps/unpckhps per
