@@ -65,6 +65,16 @@ cdef int _fill(cc_geom *g, tuple geom) except -1:
     return 0
 
 
+cdef bint _filled(cc_geom *g, tuple geom):
+    """Fill g from geom for the predicates below: False where geom is not a
+    geometry at all (their answer is then no)."""
+    try:
+        fill_geom(g, geom)
+    except (ValueError, TypeError, OverflowError, IndexError):
+        return False
+    return True
+
+
 cdef int _check(int rc) except -1:
     if rc == CC_ERR_NOMEM:
         raise MemoryError("cconv: out of memory in the depthwise kernel's row buffers")
@@ -95,11 +105,7 @@ def fwd_applies(str path, tuple geom, int elsize):
     can run ``geom`` for elements of ``elsize`` bytes."""
     cdef cc_geom g
     cdef int m = _path(path)
-    try:
-        fill_geom(&g, geom)
-    except (ValueError, TypeError, OverflowError, IndexError):
-        return False
-    return bool(cc_dw_fwd_applies(m, &g, elsize))
+    return _filled(&g, geom) and bool(cc_dw_fwd_applies(m, &g, elsize))
 
 
 def fwd_wanted(str path, tuple geom, int elsize):
@@ -107,11 +113,7 @@ def fwd_wanted(str path, tuple geom, int elsize):
     caller tries 'channels_last', 'plane', 'rows' in that order)."""
     cdef cc_geom g
     cdef int m = _path(path)
-    try:
-        fill_geom(&g, geom)
-    except (ValueError, TypeError, OverflowError, IndexError):
-        return False
-    return bool(cc_dw_fwd_wanted(m, &g, elsize))
+    return _filled(&g, geom) and bool(cc_dw_fwd_wanted(m, &g, elsize))
 
 
 def fwd_parallel(tuple geom):
@@ -120,11 +122,7 @@ def fwd_parallel(tuple geom):
     is planned for on this CPU (a 1-D layer: one item per image and
     channel)."""
     cdef cc_geom g
-    try:
-        fill_geom(&g, geom)
-    except (ValueError, TypeError, OverflowError, IndexError):
-        return False
-    return bool(cc_dw_fwd_parallel(&g))
+    return _filled(&g, geom) and bool(cc_dw_fwd_parallel(&g))
 
 
 def fwd_flat(tuple geom, int itemsize):
@@ -132,11 +130,7 @@ def fwd_flat(tuple geom, int itemsize):
     dilated 3x3 planes of elements of ``itemsize`` bytes by super-rows (D
     output rows laid end to end: src/depthwise/dw2d.inc, plane_flat)."""
     cdef cc_geom g
-    try:
-        fill_geom(&g, geom)
-    except (ValueError, TypeError, OverflowError, IndexError):
-        return False
-    return bool(cc_dw_fwd_flat(&g, itemsize))
+    return _filled(&g, geom) and bool(cc_dw_fwd_flat(&g, itemsize))
 
 
 cdef int _fwd(tuple geom, x, w, b, y, int nthreads, int path) except -1:
@@ -193,11 +187,7 @@ def nhwc_ok(tuple geom, int elsize):
     """True when ``fwd_nhwc`` runs ``geom`` for elements of ``elsize`` bytes
     (multiplier 1, row buffers within their cap)."""
     cdef cc_geom g
-    try:
-        fill_geom(&g, geom)
-    except (ValueError, TypeError, OverflowError, IndexError):
-        return False
-    return bool(cc_dw_nhwc_ok(&g, elsize))
+    return _filled(&g, geom) and bool(cc_dw_nhwc_ok(&g, elsize))
 
 
 def fwd_nhwc(tuple geom, x, w, b, y, int nthreads):
