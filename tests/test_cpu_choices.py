@@ -469,12 +469,7 @@ print(_kernels.dw_flat(), flat, ran, excess, h.hexdigest())
 
 
 def run_flat_probe(seed, **env):
-    e = {k: v for k, v in os.environ.items() if k != "CCONV_DW_FLAT"}
-    e.update(env)
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(FLAT_PROBE), str(seed)],
-                       capture_output=True, text=True, env=e, cwd=HERE, timeout=300)
-    assert r.returncode == 0, r.stderr
-    on, flat, ran, excess, digest = r.stdout.split()
+    on, flat, ran, excess, digest = run_script(FLAT_PROBE, "CCONV_DW_FLAT", str(seed), **env)
     return on == "True", int(flat), int(ran), float(excess), digest
 
 

@@ -204,12 +204,17 @@ static inline int64_t dw_flat_pitch(int64_t OW, int64_t IW, int64_t pw, int64_t 
 {
     return dw_max(OW + 2 * D, pw + IW);
 }
+/* The buffer's input part for nsr super-rows: the input rows (two
+ * super-rows more) and slack for the taps of the last vector; the results
+ * (one super-row per D output rows, and a vector's slack) follow it. */
+static inline int64_t dw_flat_in_elems(int64_t nsr, int64_t pitch, int64_t D, int64_t vmax)
+{
+    return (nsr + 2) * D * pitch + 2 * D + vmax;
+}
 static inline int64_t dw_flat_elems(int64_t rows, int64_t pitch, int64_t D, int64_t vmax)
 {
     const int64_t nsr = dw_cdiv(rows, D); /* super-rows */
-    /* input rows (two super-rows more), slack for the taps of the last
-     * vector, and the results (one super-row per D output rows) */
-    return (nsr + 2) * D * pitch + 2 * D + vmax + nsr * D * pitch + vmax;
+    return dw_flat_in_elems(nsr, pitch, D, vmax) + nsr * D * pitch + vmax;
 }
 /* 1 when the super-rows compute DW_FLAT_GAIN fewer vectors of `lanes` than
  * the rows of OW columns, rows >= 1 output rows */
