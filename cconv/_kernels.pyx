@@ -53,6 +53,7 @@ cdef extern from "cconv.h" nogil:
     void cc_openmp_set_threads(int n)
 
     int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize)
+    int cc_conv_fwd_igemm_inplace(const cc_geom *g, int64_t elsize)
     int cc_conv_fwd_igemm_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
                               float *y, void *ws, int64_t ws_bytes, int nthreads)
     int cc_conv_fwd_igemm_f64(const cc_geom *g, const double *x, const double *w, const double *bias,
@@ -228,6 +229,14 @@ def igemm_workspace_bytes(tuple geom, int nthreads, int elsize):
     return cc_conv_fwd_igemm_workspace(&g, nthreads, elsize)
 
 
+def igemm_inplace(tuple geom, int elsize):
+    """Whether the implicit-GEMM forward of geom writes its output in place
+    (its direct mode over one K block: src/igemm/ig_plan.h, inplace)."""
+    cdef cc_geom g
+    fill_geom(&g, geom)
+    return bool(cc_conv_fwd_igemm_inplace(&g, elsize))
+
+
 def conv_fwd_igemm(tuple geom, x, w, b, y, ws, int nthreads):
     """y = conv(x, w) + b by the implicit GEMM (src/igemm); b may be None."""
     _conv(_FWD_IGEMM, 0, geom, x, w, b, y, ws, nthreads)
@@ -329,6 +338,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_wino_small()
     int cc_cpu_long_kc()
     int cc_cpu_dw_flat()
+    int cc_cpu_ig_inplace()
 
 
 def cpu_vendor():
@@ -354,6 +364,13 @@ def dw_flat():
     super-rows (src/core/cpu.h: CCONV_DW_FLAT, else on every CPU; where it
     wins: src/depthwise/dw_internal.h, dw_flat_wins)."""
     return bool(cc_cpu_dw_flat())
+
+
+def ig_inplace():
+    """Where the implicit GEMM's direct mode writes its output in place
+    (src/core/cpu.h: CCONV_IG_INPLACE): 'all' kernel sets, 'wide' (the
+    default: 64-byte vectors, AVX-512) or 'off'."""
+    return ("off", "all", "wide")[cc_cpu_ig_inplace()]
 
 
 def wino_small():

@@ -142,6 +142,10 @@ int cc_conv_wgrad_f64(const cc_geom *g, int m, const double *x, const double *gy
  * while packing B from a padded band of input rows.  Workspace in bytes,
  * -1 when the geometry is invalid or the need exceeds CC_WORKSPACE_CAP. */
 int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize);
+/* 1 when the implicit-GEMM forward of g runs its direct mode writing the
+ * output in place (igemm/ig_plan.h: inplace), else 0 (also when it cannot
+ * run). */
+int cc_conv_fwd_igemm_inplace(const cc_geom *g, int64_t elsize);
 int cc_conv_fwd_igemm_f32(const cc_geom *g, const float *x, const float *w,
                           const float *bias, float *y, void *ws, int64_t ws_bytes,
                           int nthreads);

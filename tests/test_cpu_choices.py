@@ -492,3 +492,92 @@ def test_dw_flat_environment_decides_and_results_agree(seed):
 def test_dw_flat_other_values_leave_the_default(value):
     on, *_ = run_flat_probe(7, CCONV_DW_FLAT=value)
     assert on is True
+
+
+# The implicit GEMM's direct mode writing its output in place (one K
+# block): random 1-D, 2-D and 3-D problems of few output channels a group
+# (the direct mode; 1-4 a group: the half-row kernel), strides, dilations,
+# paddings (the zero columns rows share), tile shapes from single rows to
+# many whole rows, with and without bias, float32 and float64, 1 to 3
+# threads, every instruction set this CPU runs, through the implicit GEMM.
+# Printed: the choice, how many problems ran in place (per the C plan),
+# the worst error against the float64 reference over the suite's
+# tolerance, and a hash of the results.
+INPLACE_PROBE = """
+import hashlib, sys, numpy as np, cconv
+from cconv import _kernels
+from cconv._params import make_params
+from isa_switch import forced_isa
+from reference import ref_conv, rel_err, tolerance
+rng = np.random.default_rng(int(sys.argv[1]))
+h = hashlib.sha256()
+inplace = ran = 0
+excess = 0.0
+fns = {1: cconv.conv1d, 2: cconv.conv2d, 3: cconv.conv3d}
+for case in range(18):
+    nsp = int(rng.choice([1, 1, 2, 2, 2, 3]))
+    groups = int(rng.choice([1, 1, 2, 3]))
+    cig = int(rng.integers(1, 5))
+    cog = int(rng.choice([1, 2, 3, 4, 5, 8, 9, 16, 24]))
+    k = tuple(int(rng.choice([1, 2, 3, 5])) for _ in range(nsp))
+    if nsp == 3:
+        k = (1,) + k[1:]
+    s = tuple(int(rng.choice([1, 1, 2])) for _ in range(nsp))
+    d = tuple(int(rng.choice([1, 1, 2])) for _ in range(nsp))
+    pad = tuple(int(rng.integers(0, 3)) for _ in range(nsp))
+    size = [int(rng.integers(1, 12)) for _ in range(nsp)]
+    size[-1] = int(rng.choice([5, 14, 17, 30, 33, 56, 57, 70, 120, 300]))
+    size = tuple(max(v, (kk - 1) * dd + 1 - 2 * pp) for v, kk, dd, pp in zip(size, k, d, pad))
+    n = int(rng.integers(1, 3))
+    bias = bool(rng.integers(0, 2))
+    for dt in ("float32", "float64"):
+        x = rng.standard_normal((n, cig * groups) + size).astype(dt)
+        w = rng.standard_normal((cog * groups, cig) + k).astype(dt)
+        b = rng.standard_normal(cog * groups).astype(dt) if bias else None
+        geom = make_params(x.shape, w.shape, None, s, pad, d, False, 0, groups, "t", dt).geom()
+        ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
+                       None if b is None else b.astype(np.float64), s, pad, dilation=d,
+                       groups=groups)
+        for isa in _kernels.available_isas():
+            with forced_isa(isa):
+                inplace += _kernels.igemm_inplace(geom, x.itemsize)
+                for t in (1, 2, 3):
+                    cconv.set_num_threads(t)
+                    y = fns[nsp](x, w, b, stride=s, padding=pad, dilation=d, groups=groups,
+                                 backend="implicit_gemm")
+                    h.update(isa.encode()); h.update(y.tobytes())
+                    excess = max(excess, rel_err(y, ref) / tolerance(dt, cig * int(np.prod(k))))
+                    ran += 1
+cconv.set_num_threads(1)
+print(_kernels.ig_inplace(), inplace, ran, excess, h.hexdigest())
+"""
+
+
+def run_inplace_probe(seed, **env):
+    where, inplace, ran, excess, digest = run_script(INPLACE_PROBE, "CCONV_IG_INPLACE", str(seed),
+                                                     **env)
+    return where, int(inplace), int(ran), float(excess), digest
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_ig_inplace_environment_decides_and_results_agree(seed):
+    w1, n1, ran, ex1, d1 = run_inplace_probe(seed, CCONV_IG_INPLACE="1", CCONV_GRAIN_SCALE="0")
+    w0, n0, _, ex0, d0 = run_inplace_probe(seed, CCONV_IG_INPLACE="0", CCONV_GRAIN_SCALE="0")
+    assert (w1, w0) == ("all", "off")
+    assert n0 == 0
+    assert n1 >= 10, n1  # the in-place stores ran, on every instruction set
+    assert ran >= 18 * 2 * 3
+    # both within the suite's tolerances of the float64 reference, and the
+    # same multiply-adds in the same order: the same bits
+    assert ex1 <= 1.0 and ex0 <= 1.0, (ex1, ex0)
+    assert d1 == d0
+
+
+@pytest.mark.parametrize("value", ["", "2", "on"])
+def test_ig_inplace_other_values_leave_the_default(value):
+    where, n, _, ex, _ = run_inplace_probe(13, CCONV_IG_INPLACE=value)
+    assert where == "wide"
+    assert ex <= 1.0
+    # the default: on the kernel sets of 64-byte vectors only
+    wide = [i for i in _kernels.available_isas() if i == "avx512"]
+    assert (n > 0) == bool(wide), (n, wide)

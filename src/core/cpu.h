@@ -60,6 +60,14 @@ int cc_cpu_dw_256(void);
  * dilation 2 0.88 of the time row by row at one thread. */
 int cc_cpu_dw_flat(void);
 
+/* Where the implicit GEMM's direct mode writes its output in place over
+ * one K block (igemm/ig_plan.h: inplace) rather than through the wide C
+ * block and a row copy: 0 nowhere, 1 on every kernel set, 2 on those of
+ * 64-byte vectors (AVX-512, with a compressing store), the default.
+ * CCONV_IG_INPLACE=0 or 1 in the environment decides (the same bits
+ * either way: the switch is there to compare the two). */
+int cc_cpu_ig_inplace(void);
+
 /* 1 when the dense Winograd (winograd/wino_conv.h) is the default for
  * float32 3x3 layers of 32 channels or more on images of 14x14 outputs or
  * more with 196 tiles or more in the batch (depths counted as images)

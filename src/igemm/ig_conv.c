@@ -11,18 +11,30 @@
 #define CC_TEMPLATE "igemm/ig_conv.inc"
 #include "core/instances.h"
 
+/* The plan of the kernel set in use for elements of elsize bytes. */
+static void ig_plan_for(const cc_geom *g, int nthreads, int64_t elsize, ig_plan *p) {
+    if (elsize == 4)
+        ig_plan_make(g, nthreads, 4, cc_ig_kern_f32()->mr, cc_ig_kern_f32()->nr,
+                     cc_ig_kern_f32()->lanes, p);
+    else
+        ig_plan_make(g, nthreads, 8, cc_ig_kern_f64()->mr, cc_ig_kern_f64()->nr,
+                     cc_ig_kern_f64()->lanes, p);
+}
+
 int64_t cc_conv_fwd_igemm_workspace(const cc_geom *g, int nthreads, int64_t elsize) {
     if (!cc_geom_valid(g) || (elsize != 4 && elsize != 8)) return -1;
     if (g->batch == 0 || g->c_in == 0 || g->c_out == 0 || g->out[0] * g->out[1] * g->out[2] == 0)
         return 0;
     ig_plan p;
-    if (elsize == 4)
-        ig_plan_make(g, nthreads, 4, cc_ig_kern_f32()->mr, cc_ig_kern_f32()->nr,
-                     cc_ig_kern_f32()->lanes, &p);
-    else
-        ig_plan_make(g, nthreads, 8, cc_ig_kern_f64()->mr, cc_ig_kern_f64()->nr,
-                     cc_ig_kern_f64()->lanes, &p);
+    ig_plan_for(g, nthreads, elsize, &p);
     if (!p.ok) return -1;
     const int64_t b = ig_plan_bytes(&p, elsize);
     return b > CC_WORKSPACE_CAP ? -1 : b;
+}
+
+int cc_conv_fwd_igemm_inplace(const cc_geom *g, int64_t elsize) {
+    if (cc_conv_fwd_igemm_workspace(g, 1, elsize) <= 0) return 0;
+    ig_plan p;
+    ig_plan_for(g, 1, elsize, &p); /* (the plan's modes do not depend on the threads) */
+    return p.ok && p.inplace;
 }

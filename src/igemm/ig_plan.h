@@ -68,6 +68,8 @@ typedef struct ig_plan {
     int64_t ap_elems;           /* packed weight, all groups */
     int64_t bp_elems;           /* packed B block (direct: wide C block), per thread */
     int64_t per_thread;         /* elements per thread: band + B block + tile */
+    int inplace;                /* direct mode: the output written in place (ukriy) */
+    int64_t poff_elems;         /* int64 scratch per thread: positions / in-place stores */
     int direct;                 /* 1: B read in place from the band (no packing) */
     int half;                   /* direct, cog <= MR / 2: the half-row kernel (ukrih) */
     int hrows;                  /* its rows: 1, 2 or 4 (>= cog) */
@@ -297,6 +299,20 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
         else
             p->kc = cc_ceil_div(p->kk, cc_ceil_div(p->kk, p->kc));
     }
+    /* Direct mode over one K block stores the product straight into the
+     * output (ukriy): a tile's wide positions are its output positions in
+     * rows of pitch Wph, each vector's kept lanes (column < Wt) consecutive
+     * outputs (a tile of one row, or of whole rows not overlapping: the
+     * padding overlap can make Wph < Wt, see ov above), so the kernel stores
+     * them compressed, in place of writing the wide C block that a row copy
+     * then moved to y with the bias.  Per thread an offset and a lane mask
+     * per vector of wide positions (ig_conv.inc). */
+    const int ipl = cc_cpu_ig_inplace();
+    p->inplace = p->direct && p->K <= p->kc && (R == 1 || (Wt == Wo && p->Wph >= Wt)) &&
+                 (ipl == 1 || (ipl == 2 && ig_vector_bytes(lanes, elsize) >= 64));
+    p->poff_elems = p->npos + p->kc;
+    if (p->inplace)
+        p->poff_elems = cc_max64(p->poff_elems, 2 * (cc_ceil_div((R - 1) * p->Wph + Wt, lanes) + 2));
     /* split channels only when the tiles alone leave threads idle */
     const int64_t base = outer * p->nh * p->nw;
     int64_t nch = 1;
@@ -319,7 +335,7 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     /* fewer threads rather than another method where their buffers would
      * pass the workspace cap (the method must not depend on the count) */
     const int64_t fixed = ig_round_up(p->ap_elems * elsize, 64) + ig_round_up(p->K * 8, 64) + 64;
-    const int64_t per = p->per_thread * elsize + ig_round_up((p->npos + p->kc) * 8, 64);
+    const int64_t per = p->per_thread * elsize + ig_round_up(p->poff_elems * 8, 64);
     if (p->nt > 1 && fixed + (int64_t)p->nt * per > CC_WORKSPACE_CAP)
         p->nt = (int)cc_max64(1, (CC_WORKSPACE_CAP - fixed) / per);
 }
@@ -341,7 +357,7 @@ static inline void ig_plan_koff(const cc_geom *g, const ig_plan *p, int64_t *kof
 /* Bytes of workspace: packed weight + tap offsets (int64) + per-thread buffers. */
 static inline int64_t ig_plan_bytes(const ig_plan *p, int64_t elsize) {
     return ig_round_up(p->ap_elems * elsize, 64) + ig_round_up(p->K * 8, 64) +
-           (int64_t)p->nt * (p->per_thread * elsize + ig_round_up((p->npos + p->kc) * 8, 64)) + 64;
+           (int64_t)p->nt * (p->per_thread * elsize + ig_round_up(p->poff_elems * 8, 64)) + 64;
 }
 
 /* Weight gradient with few output channels per group (ig_wgrad.inc).

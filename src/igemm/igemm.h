@@ -134,6 +134,20 @@ typedef void (*ig_wtout2_f32)(int64_t na, int64_t nb, const float *m, int64_t ms
 typedef void (*ig_wtout2_f64)(int64_t na, int64_t nb, const double *m, int64_t ms, double bv,
                               double *a0, double *a1, double *b0, double *b1);
 
+/* The direct mode's kernel writing the output in place (ig_conv.inc): the
+ * product of ukrin (half 0: MR rows, 1 <= nv <= NR / lanes) or of ukrih
+ * (half = its rows, 1, 2 or 4, at most MR / 2; nv <= 2 NR / lanes) over
+ * one K block, plus bias[i] (0 without bias), stored for rows i < nm only:
+ * vector j of the wide positions holds the outputs of the lanes set in
+ * vm[j] (bit l: lane l), which go in lane order to c + i * ldc + vo[j] ..
+ * (one lane per vector on the scalar set).  Nothing else is written. */
+typedef void (*ig_ukriy_f32)(int half, int nm, int nv, int64_t kc, const float *a, const float *b,
+                             const int64_t *boff, float *c, int64_t ldc, const int64_t *vo,
+                             const uint32_t *vm, const float *bias);
+typedef void (*ig_ukriy_f64)(int half, int nm, int nv, int64_t kc, const double *a,
+                             const double *b, const int64_t *boff, double *c, int64_t ldc,
+                             const int64_t *vo, const uint32_t *vm, const double *bias);
+
 /* An A panel: MR rows of a row-major matrix (rows lds apart), columns
  * [0, kc), k-major: dst[k * MR + i] = src[i * lds + k] for i < nm, 0 for
  * nm <= i < MR (the implicit GEMM's packed weight, uk_gemm's packed A). */
@@ -219,6 +233,7 @@ typedef struct ig_kern_f32 {
     ig_ukrih_f32 ukrih;
     ig_rows2_f32 rows2;
     ig_rows4_f32 rows4;
+    ig_ukriy_f32 ukriy;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -246,6 +261,7 @@ typedef struct ig_kern_f64 {
     ig_ukrih_f64 ukrih;
     ig_rows2_f64 rows2;
     ig_rows4_f64 rows4;
+    ig_ukriy_f64 ukriy;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by

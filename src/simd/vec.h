@@ -17,3 +17,15 @@
 #else
 #error "a per-ISA kernel instance needs -DCC_ISA=<isa> -DCC_ISA_IS_<ISA> (src/meson.build)"
 #endif
+/* VSTOREC through memory where the layer has no compressing store */
+#if !defined(CC_ISA_IS_SCALAR) && !defined(VSTOREC)
+CC_INLINE void vec_storec_mem(CC_T *p, VT v, uint32_t m)
+{
+    CC_T t[V];
+    VSTOREU(t, v);
+    int o = 0;
+    for (int l = 0; l < V; ++l)
+        if ((m >> l) & 1u) p[o++] = t[l];
+}
+#define VSTOREC(p, v, m) vec_storec_mem((p), (v), (m))
+#endif

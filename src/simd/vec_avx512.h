@@ -166,6 +166,18 @@ CC_INLINE void vec_storep_simde(CC_T *p, VT v, int64_t c)
 #define VLOADP(p, c) vec_loadp_simde((p), (c))
 #define VSTOREP(p, v, c) vec_storep_simde((p), (v), (c))
 #endif
+/* The lanes of m stored in lane order, contiguously from p (vec.h):
+ * compressed in a register, then a masked store of the first popcount(m)
+ * elements (the compressing store to memory is slow on AMD Zen 4) */
+#ifndef CC_SIMDE_AVX512
+#ifdef CC_F64
+#define VSTOREC(p, v, m)                                                                          \
+    _mm512_mask_storeu_pd((p), VEC_KMASK(__builtin_popcount(m)), _mm512_maskz_compress_pd((__mmask8)(m), (v)))
+#else
+#define VSTOREC(p, v, m)                                                                          \
+    _mm512_mask_storeu_ps((p), VEC_KMASK(__builtin_popcount(m)), _mm512_maskz_compress_ps((__mmask16)(m), (v)))
+#endif
+#endif
 /* The lanes i with 0 <= base + i < n, and a load of them (the Winograd
  * input transforms, wino_tr.inc; the depthwise Winograd's lane windows) */
 #ifdef CC_F64

@@ -23,6 +23,9 @@
  *                       the full vector ending at n (when not accumulating),
  *                       where masked or emulated partial stores are slow
  *   VMASKT, VMASK(base,n)   the lanes i with 0 <= base + i < n
+ *   VSTOREC(p,v,m)      the lanes of the bit mask m (uint32_t, bit i lane
+ *                       i) in lane order at p[0 .. popcount(m) - 1], nothing
+ *                       else written (vec.h has a version through memory)
  *   VLOADMK(x,base,m)   lane i = x[base + i] for the lanes of m, else 0
  *                       (x + base may lie outside x: the other lanes are
  *                       not read)
