@@ -581,3 +581,15 @@ def test_ig_inplace_other_values_leave_the_default(value):
     # the default: on the kernel sets of 64-byte vectors only
     wide = [i for i in _kernels.available_isas() if i == "avx512"]
     assert (n > 0) == bool(wide), (n, wide)
+
+
+def test_igemm_inplace_bad_arguments():
+    with pytest.raises(ValueError, match="geom"):
+        _kernels.igemm_inplace((1, 2), 4)
+    with pytest.raises(TypeError, match="geom"):
+        _kernels.igemm_inplace("x", 4)
+    from cconv._params import make_params
+    geom = make_params((1, 3, 8, 8), (4, 3, 3, 3), None, 1, 1, 1, False, 0, 1, "t",
+                       "float32").geom()
+    assert _kernels.igemm_inplace(geom, 3) is False  # no kernels for 3-byte elements
+    assert _kernels.ig_inplace() in ("off", "all", "wide")
