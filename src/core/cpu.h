@@ -63,7 +63,8 @@ int cc_cpu_dw_flat(void);
 /* Where the implicit GEMM's direct mode writes its output in place over
  * one K block (igemm/ig_plan.h: inplace) rather than through the wide C
  * block and a row copy: 0 nowhere, 1 on every kernel set, 2 on those of
- * 64-byte vectors (AVX-512, with a compressing store), the default.
+ * 64-byte vectors (AVX-512, with a compressing store), the default
+ * (measured on AMD Zen 4 only; Intel's AVX-512 unmeasured).
  * CCONV_IG_INPLACE=0 or 1 in the environment decides (the same bits
  * either way: the switch is there to compare the two). */
 int cc_cpu_ig_inplace(void);
