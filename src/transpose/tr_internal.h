@@ -5,10 +5,11 @@
  * Contract of a tile kernel: for 0 <= r < nr and 0 <= c < nc,
  * dst[c * ld + r] = src[r * ls + c], elements of its size copied bit for bit
  * (no floating-point operation touches them, so NaN payloads and signed
- * zeros survive), ls and ld in elements.  nr and nc may be any sizes (the
- * driver passes tiles of 256-byte rows, the channels-last depthwise forward
- * whole channel blocks of rows and planes); the SIMD kernels transpose
- * whole square blocks in registers, the ragged edges as partial blocks.
+ * zeros survive), ls and ld in elements; src and dst do not overlap.  nr
+ * and nc may be any sizes (the driver passes tiles of 256-byte rows, the
+ * channels-last depthwise forward whole channel blocks of rows and planes);
+ * the SIMD kernels transpose whole square blocks in registers, the ragged
+ * edges as overlapping whole blocks or partial blocks.
  */
 #ifndef CC_TR_INTERNAL_H
 #define CC_TR_INTERNAL_H
@@ -46,26 +47,36 @@ cc_tr_tile_fn cc_tr_tile_for(int64_t elsize);
     } while (0)
 
 /* The body of a SIMD tile kernel: whole B x B blocks by BLOCK(s, ls, d,
- * ld) on elements of type T, the ragged blocks of the last columns and
- * rows by CC_TR_PART (the vector layer's partial loads and stores around
- * the same BLOCK on two stack tiles).  Moves only: bits pass unchanged. */
+ * ld) on elements of type T.  Where a side is at least B, its ragged last
+ * block is a whole block that overlaps the one before it (the elements
+ * they share are written twice, with the same bits; src and dst never
+ * overlap): one block's moves where the partial block below cost its own
+ * block plus two stack tiles' (about a third of a 32 x 28 transpose, a
+ * seventh of a 32 x 56 one).  A side shorter than B takes the ragged blocks
+ * of CC_TR_PART (the vector layer's partial loads and stores around the
+ * same BLOCK on two stack tiles).  Moves only: bits pass unchanged. */
 #define CC_TR_BLOCKED(T, B, BLOCK, src, ls, dst, ld, nr, nc)                  \
     do {                                                                      \
         const T *s_ = (const T *)(src);                                       \
         T *d_ = (T *)(dst);                                                   \
-        const int64_t rb_ = (nr) - (nr) % (B), cb_ = (nc) - (nc) % (B);       \
-        for (int64_t r_ = 0; r_ < rb_; r_ += (B)) {                           \
-            for (int64_t c_ = 0; c_ < cb_; c_ += (B))                         \
-                BLOCK(s_ + r_ * (ls) + c_, (ls), d_ + c_ * (ld) + r_, (ld));  \
-            if (cb_ < (nc))                                                   \
-                CC_TR_PART(T, B, BLOCK, s_ + r_ * (ls) + cb_, (ls),           \
-                           d_ + cb_ * (ld) + r_, (ld), (B), (nc) - cb_);      \
+        const int64_t nr_ = (nr), nc_ = (nc);                                 \
+        if (nr_ >= (B) && nc_ >= (B)) {                                       \
+            for (int64_t r_ = 0; r_ < nr_; r_ += (B)) {                       \
+                const int64_t ro_ = r_ + (B) <= nr_ ? r_ : nr_ - (B);         \
+                for (int64_t c_ = 0; c_ < nc_; c_ += (B)) {                   \
+                    const int64_t co_ = c_ + (B) <= nc_ ? c_ : nc_ - (B);     \
+                    BLOCK(s_ + ro_ * (ls) + co_, (ls), d_ + co_ * (ld) + ro_, \
+                          (ld));                                              \
+                }                                                             \
+            }                                                                 \
+            break;                                                            \
         }                                                                     \
-        if (rb_ < (nr))                                                       \
-            for (int64_t c_ = 0; c_ < (nc); c_ += (B))                        \
-                CC_TR_PART(T, B, BLOCK, s_ + rb_ * (ls) + c_, (ls),           \
-                           d_ + c_ * (ld) + rb_, (ld), (nr) - rb_,            \
-                           (nc) - c_ < (B) ? (nc) - c_ : (B));                \
+        for (int64_t r_ = 0; r_ < nr_; r_ += (B))                             \
+            for (int64_t c_ = 0; c_ < nc_; c_ += (B))                         \
+                CC_TR_PART(T, B, BLOCK, s_ + r_ * (ls) + c_, (ls),            \
+                           d_ + c_ * (ld) + r_, (ld),                         \
+                           nr_ - r_ < (B) ? nr_ - r_ : (B),                   \
+                           nc_ - c_ < (B) ? nc_ - c_ : (B));                  \
     } while (0)
 
 /* One block of pr <= B rows by pc <= B columns (one of them < B): its
