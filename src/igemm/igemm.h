@@ -164,11 +164,12 @@ typedef void (*ig_rows_f32)(int64_t nrows, int64_t n, const float *src, int64_t 
 typedef void (*ig_rows_f64)(int64_t nrows, int64_t n, const double *src, int64_t sp, double *dst,
                             int64_t dp, int add, double bv);
 
-/* Rows split into their even and odd columns (the band of layers of column
- * stride 2): de[r dp + j] = src[r sp + 2 j], dq[r dp + j] = src[r sp + 2 j
- * + 1] for r < nrows, j < n.  Reads src[r sp + 0 .. 2 n - 1] of each row
- * and writes n elements of each destination row, nothing else (masked
- * tails); no buffer overlaps another. */
+/* Rows of n elements split into their even and odd columns (the band of
+ * layers of column stride 2): de[r dp + j] = src[r sp + 2 j] for j <
+ * ceil(n / 2), dq[r dp + j] = src[r sp + 2 j + 1] for j < floor(n / 2),
+ * r < nrows.  Reads src[r sp + 0 .. n - 1] of each row and writes those
+ * elements of each destination row, nothing else (masked tails); no buffer
+ * overlaps another. */
 typedef void (*ig_rows2_f32)(int64_t nrows, int64_t n, const float *src, int64_t sp, float *de,
                              float *dq, int64_t dp);
 typedef void (*ig_rows2_f64)(int64_t nrows, int64_t n, const double *src, int64_t sp,
