@@ -1,7 +1,8 @@
 """The GEMM on the implicit GEMM's micro-kernels (src/gemm/uk_gemm.c), which
 takes the float32 products of the GEMM convolutions (im2col + GEMM, 1x1)
-from OpenBLAS on 16-lane kernels (AVX-512) on CPUs other than Intel's
-(``CCONV_UK_GEMM`` decides where set).
+and of their adjoints (transposed convolutions and grad_input: A
+transposed) from OpenBLAS on 16-lane kernels (AVX-512) on CPUs other than
+Intel's (``CCONV_UK_GEMM`` decides where set).
 
 Shapes chosen to cross every block edge of the driver: output channels (M)
 not a multiple of the 8-row panels and above the 384-row A block, a
@@ -25,7 +26,7 @@ import cconv
 from cconv import _depthwise
 
 from isa_switch import forced_isa
-from reference import ref_conv
+from reference import ref_conv, ref_conv_grad_input, ref_conv_transpose
 
 ISAS = _depthwise.available_isas()
 HERE = pathlib.Path(__file__).resolve().parent
@@ -62,6 +63,69 @@ def test_gemm_convolutions_on_the_micro_kernels(name, case, restore_threads):
             assert err <= 2e-6, (name, xs, ws, nt, err)
 
 
+# The adjoint's products, op(A) = A^T: (x shape, w shape, stride, padding,
+# backend).  Transposed convolutions: rows = C_out x taps of 297 (two A
+# blocks of 96 rows and a partial 8-row panel), 123, 576; columns of one
+# image (P = 1024) and of several batched (4 x 64, 3 x 70).
+T_CASES = [
+    ((4, 64, 8, 8), (64, 33, 3, 3), 2, 1, "gemm_transpose"),
+    ((3, 130, 70), (130, 41, 3), 2, 0, "gemm_transpose"),
+    ((1, 96, 32, 32), (96, 144, 2, 2), 2, 0, "gemm_transpose"),
+    ((2, 600, 16, 16), (600, 20, 2, 2), 2, 0, "gemm_transpose"),  # K = 600: two K blocks
+]
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("case", range(len(T_CASES)))
+def test_transposed_convolutions_on_the_micro_kernels(name, case, restore_threads):
+    xs, ws, s, pad, backend = T_CASES[case]
+    rng = np.random.default_rng(zlib.crc32(f"uk gemm t {name} {case}".encode()))
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[1]).astype(np.float32) if case % 2 == 0 else None
+    ref = ref_conv_transpose(x.astype(np.float64), w.astype(np.float64),
+                             None if b is None else b.astype(np.float64), stride=s, padding=pad)
+    f = cconv.conv_transpose1d if len(xs) == 3 else cconv.conv_transpose2d
+    with forced_isa(name):
+        for nt in (1, 2):
+            cconv.set_num_threads(nt)
+            y = f(x, w, b, stride=s, padding=pad, backend=backend)
+            err = np.abs(y - ref).max() / np.abs(ref).max()
+            assert err <= 2e-6, (name, xs, ws, nt, err)
+
+
+# grad_input of GEMM convolutions: (x shape, w shape, stride, padding, backend)
+G_CASES = [
+    ((1, 64, 1000), (64, 64, 2), 2, 0, "gemm"),          # 1-D k2 s2: rows 128
+    ((4, 3, 64, 64), (96, 3, 8, 8), 8, 0, "gemm"),       # patches: rows 192, 4 x 64 columns
+    ((1, 77, 30, 41), (33, 77, 3, 3), 1, 1, "gemm"),     # rows 693
+    ((2, 200, 17, 23), (50, 200, 1, 1), 1, 0, "gemm_1x1"),  # rows 200, in place
+    ((1, 24, 40, 40), (560, 24, 3, 3), 1, 1, "gemm"),    # K = 560: two K blocks
+]
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("case", range(len(G_CASES)))
+def test_grad_input_on_the_micro_kernels(name, case, restore_threads):
+    xs, ws, s, pad, backend = G_CASES[case]
+    nd = len(xs) - 2
+    rng = np.random.default_rng(zlib.crc32(f"uk gemm gi {name} {case}".encode()))
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    f = cconv.conv1d if nd == 1 else cconv.conv2d
+    gy = rng.standard_normal(f(x, w, stride=s, padding=pad).shape).astype(np.float32)
+    ref = ref_conv_grad_input(gy.astype(np.float64), w.astype(np.float64), xs, stride=s,
+                              pad_before=pad)
+    with forced_isa(name):
+        for nt in (1, 2):
+            cconv.set_num_threads(nt)
+            gx, _, _ = cconv.convolution_backward(gy, x, w, None, [s] * nd, [pad] * nd,
+                                                  [1] * nd, False, [0] * nd, 1,
+                                                  [True, False, False], backend=backend)
+            err = np.abs(gx - ref).max() / np.abs(ref).max()
+            assert err <= 2e-6, (name, xs, ws, nt, err)
+
+
 _SCRIPT = """
 import numpy as np, cconv, hashlib
 rng = np.random.default_rng(1)
@@ -72,13 +136,35 @@ print(hashlib.sha256(y.tobytes()).hexdigest())
 """
 
 
-def _digest(value: str) -> str:
+def _digest(value: str, script: str = _SCRIPT) -> str:
     env = dict(os.environ, CCONV_UK_GEMM=value, CCONV_SIMD="avx512")
     # from the tests' folder: not the source tree, whose cconv/ an installed
     # (not editable) package must not be shadowed by
-    out = subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True,
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                          text=True, timeout=120, check=True, cwd=HERE)
     return out.stdout.strip()
+
+
+_SCRIPT_T = """
+import numpy as np, cconv, hashlib
+rng = np.random.default_rng(2)
+x = rng.standard_normal((8, 640, 8, 8)).astype(np.float32)
+w = rng.standard_normal((640, 128, 4, 4)).astype(np.float32)
+y = cconv.conv_transpose2d(x, w, stride=2, padding=1, backend="gemm_transpose")
+print(hashlib.sha256(y.tobytes()).hexdigest())
+"""
+
+
+@pytest.mark.skipif("avx512" not in ISAS, reason="needs the AVX-512 kernels")
+def test_environment_switches_the_adjoint_gemm():
+    """The transposed convolution's product (A transposed, DCGAN's k4 s2 on
+    8x8 images) runs on this GEMM under CCONV_UK_GEMM=1 and on OpenBLAS
+    under =0: the bits differ (K = 640 summed in other blocks; at DCGAN's
+    own 256 both sum in one block, in the same order, to the same bits),
+    each repeatable."""
+    on, off = _digest("1", _SCRIPT_T), _digest("0", _SCRIPT_T)
+    assert on == _digest("1", _SCRIPT_T) and off == _digest("0", _SCRIPT_T)
+    assert on != off
 
 
 @pytest.mark.skipif("avx512" not in ISAS, reason="needs the AVX-512 kernels")
