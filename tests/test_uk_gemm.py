@@ -44,23 +44,28 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name", ISAS)
-@pytest.mark.parametrize("case", range(len(CASES)))
-def test_gemm_convolutions_on_the_micro_kernels(name, case, restore_threads):
-    xs, ws, s, pad, backend = CASES[case]
-    rng = np.random.default_rng(zlib.crc32(f"uk gemm {name} {case}".encode()))
+def _arrays(tag, xs, ws, nb):
+    """Random float32 x, w and a bias of nb channels (None for nb = 0),
+    seeded by tag, and the generator."""
+    rng = np.random.default_rng(zlib.crc32(tag.encode()))
     x = rng.standard_normal(xs).astype(np.float32)
     w = rng.standard_normal(ws).astype(np.float32)
-    b = rng.standard_normal(ws[0]).astype(np.float32) if case % 2 == 0 else None
-    ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
-                   None if b is None else b.astype(np.float64), stride=s, pad_before=pad)
-    f = cconv.conv1d if len(xs) == 3 else cconv.conv2d
+    b = rng.standard_normal(nb).astype(np.float32) if nb else None
+    return rng, x, w, b
+
+
+def _check_every_thread_count(name, run, ref, what):
+    """run() under instruction set name at 1 and 2 threads, within 2e-6 of
+    the largest element of the float64 reference."""
     with forced_isa(name):
         for nt in (1, 2):
             cconv.set_num_threads(nt)
-            y = f(x, w, b, stride=s, padding=pad, backend=backend)
-            err = np.abs(y - ref).max() / np.abs(ref).max()
-            assert err <= 2e-6, (name, xs, ws, nt, err)
+            err = np.abs(run() - ref).max() / np.abs(ref).max()
+            assert err <= 2e-6, (name, what, nt, err)
+
+
+def _f64(a):
+    return None if a is None else a.astype(np.float64)
 
 
 # The adjoint's products, op(A) = A^T: (x shape, w shape, stride, padding,
@@ -76,22 +81,22 @@ T_CASES = [
 
 
 @pytest.mark.parametrize("name", ISAS)
-@pytest.mark.parametrize("case", range(len(T_CASES)))
-def test_transposed_convolutions_on_the_micro_kernels(name, case, restore_threads):
-    xs, ws, s, pad, backend = T_CASES[case]
-    rng = np.random.default_rng(zlib.crc32(f"uk gemm t {name} {case}".encode()))
-    x = rng.standard_normal(xs).astype(np.float32)
-    w = rng.standard_normal(ws).astype(np.float32)
-    b = rng.standard_normal(ws[1]).astype(np.float32) if case % 2 == 0 else None
-    ref = ref_conv_transpose(x.astype(np.float64), w.astype(np.float64),
-                             None if b is None else b.astype(np.float64), stride=s, padding=pad)
-    f = cconv.conv_transpose1d if len(xs) == 3 else cconv.conv_transpose2d
-    with forced_isa(name):
-        for nt in (1, 2):
-            cconv.set_num_threads(nt)
-            y = f(x, w, b, stride=s, padding=pad, backend=backend)
-            err = np.abs(y - ref).max() / np.abs(ref).max()
-            assert err <= 2e-6, (name, xs, ws, nt, err)
+@pytest.mark.parametrize("case", range(len(CASES) + len(T_CASES)))
+def test_gemm_convolutions_on_the_micro_kernels(name, case, restore_threads):
+    """The forward of the GEMM convolutions (CASES) and of transposed ones
+    (T_CASES), bias on every other case."""
+    transposed = case >= len(CASES)
+    xs, ws, s, pad, backend = T_CASES[case - len(CASES)] if transposed else CASES[case]
+    nb = 0 if case % 2 else ws[1] if transposed else ws[0]
+    _, x, w, b = _arrays(f"uk gemm {name} {case}", xs, ws, nb)
+    if transposed:
+        ref = ref_conv_transpose(_f64(x), _f64(w), _f64(b), stride=s, padding=pad)
+        f = cconv.conv_transpose1d if len(xs) == 3 else cconv.conv_transpose2d
+    else:
+        ref = ref_conv(_f64(x), _f64(w), _f64(b), stride=s, pad_before=pad)
+        f = cconv.conv1d if len(xs) == 3 else cconv.conv2d
+    _check_every_thread_count(name, lambda: f(x, w, b, stride=s, padding=pad, backend=backend),
+                              ref, (xs, ws))
 
 
 # grad_input of GEMM convolutions: (x shape, w shape, stride, padding, backend)
@@ -109,21 +114,15 @@ G_CASES = [
 def test_grad_input_on_the_micro_kernels(name, case, restore_threads):
     xs, ws, s, pad, backend = G_CASES[case]
     nd = len(xs) - 2
-    rng = np.random.default_rng(zlib.crc32(f"uk gemm gi {name} {case}".encode()))
-    x = rng.standard_normal(xs).astype(np.float32)
-    w = rng.standard_normal(ws).astype(np.float32)
+    rng, x, w, _ = _arrays(f"uk gemm gi {name} {case}", xs, ws, 0)
     f = cconv.conv1d if nd == 1 else cconv.conv2d
     gy = rng.standard_normal(f(x, w, stride=s, padding=pad).shape).astype(np.float32)
-    ref = ref_conv_grad_input(gy.astype(np.float64), w.astype(np.float64), xs, stride=s,
-                              pad_before=pad)
-    with forced_isa(name):
-        for nt in (1, 2):
-            cconv.set_num_threads(nt)
-            gx, _, _ = cconv.convolution_backward(gy, x, w, None, [s] * nd, [pad] * nd,
-                                                  [1] * nd, False, [0] * nd, 1,
-                                                  [True, False, False], backend=backend)
-            err = np.abs(gx - ref).max() / np.abs(ref).max()
-            assert err <= 2e-6, (name, xs, ws, nt, err)
+    ref = ref_conv_grad_input(_f64(gy), _f64(w), xs, stride=s, pad_before=pad)
+
+    def grad_input():
+        return cconv.convolution_backward(gy, x, w, None, [s] * nd, [pad] * nd, [1] * nd, False,
+                                          [0] * nd, 1, [True, False, False], backend=backend)[0]
+    _check_every_thread_count(name, grad_input, ref, (xs, ws))
 
 
 _SCRIPT = """
