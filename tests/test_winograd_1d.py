@@ -76,10 +76,15 @@ def test_w1_random_geometries(name, dtype):
             n = int(rng.integers(1, 4))
             x, w, b, ref, scale = _random_layer(rng, dtype, n, cig * groups, cog * groups, L,
                                                 groups, pb, pa, d)
+            ys = []
             for nt in (1, 2, 3):
                 y = run_w1(x, w, b, pb, pa, d, groups, nt)
                 err = np.abs(y - ref).max() / scale
                 assert err <= TOL[dtype], (name, x.shape, w.shape, pb, pa, d, groups, nt, err)
+                ys.append(y)
+            # whole images per thread or every step shared: the same bits
+            for y in ys[1:]:
+                assert np.array_equal(y, ys[0]), (name, x.shape, d, groups)
             done += 1
 
 
@@ -92,6 +97,36 @@ def test_w1_images_in_chunks():
     for nt in (1, 2):
         y = run_w1(x, w, b, 2, 1, 2, 1, nt)
         assert np.abs(y - ref).max() / scale <= TOL[np.float32]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_w1_images_per_thread(dtype):
+    """Chunks of images that divide over the threads (or give each thread 4
+    or more) run whole images per thread, the others share every step:
+    both against the reference and to the bit against one thread, with
+    dilations 1-8, groups, partial panels at the images' ends, and a
+    non-finite input in any image's rows reported from either schedule."""
+    rng = np.random.default_rng(zlib.crc32(f"w1 by image {np.dtype(dtype).name}".encode()))
+    # (sizes past the threads' grain of work: 4 threads start from 12e6
+    # multiply-adds)
+    for n, d, L, groups, (pb, pa) in ((2, 4, 1501, 1, (4, 4)), (4, 1, 777, 2, (1, 0)),
+                                      (6, 2, 530, 1, (2, 3)), (5, 3, 640, 1, (0, 6)),
+                                      (8, 8, 400, 2, (8, 8)), (9, 2, 333, 1, (2, 2))):
+        x, w, b, ref, scale = _random_layer(rng, dtype, n, 48 * groups, 40 * groups, L, groups,
+                                            pb, pa, d)
+        y1 = run_w1(x, w, b, pb, pa, d, groups, 1)
+        assert np.abs(y1 - ref).max() / scale <= TOL[dtype], (n, d, L)
+        for nt in (2, 3, 4):
+            y = run_w1(x, w, b, pb, pa, d, groups, nt)
+            assert np.array_equal(y, y1), (n, d, L, groups, nt)
+        for img in range(n):  # a NaN in every image in turn: refused, whoever copies it
+            xb = x.copy()
+            xb[img, -1, L // 2] = np.nan
+            geom, ol = _geom(n, groups, x.shape[1], w.shape[0], L, pb, pa, d)
+            nb = _kernels.wino_workspace_bytes(geom, 2, x.itemsize)
+            y = np.empty((n, w.shape[0], ol), dtype)
+            assert _kernels.conv_fwd("winograd_3x3", geom, xb.reshape(-1), w.reshape(-1), b,
+                                     y.reshape(-1), np.empty(nb, np.uint8), 2), (n, img)
 
 
 def test_w1_workspace_within_the_cap():
