@@ -431,3 +431,23 @@ def test_absurd_thread_counts_in_a_process_that_splits_everything(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0 and "ok" in r.stdout, r.stdout + r.stderr
+
+
+# ---- the owner-first claims of the kernels' work items (core/claim.h) -------
+
+import c_programs  # noqa: E402
+
+
+@pytest.mark.skipif(c_programs.missing("native") is not None,
+                    reason=str(c_programs.missing("native")))
+def test_claims_c_native():
+    """Every item claimed once by teams smaller and larger than the ranges'
+    cut, a stopped thread's range finished by the others, a lone thread's
+    claims in range order (tests/c/claim_check.c)."""
+    c_programs.run("claim_check", "native", "300", "1")
+
+
+@pytest.mark.skipif(c_programs.missing("asan") is not None,
+                    reason=str(c_programs.missing("asan")))
+def test_claims_c_asan():
+    c_programs.run("claim_check", "asan", "100", "2")

@@ -8,6 +8,7 @@
 #include "ig_plan.h"
 
 #include "ig_loops.h"
+#include "core/claim.h"
 #define CC_TEMPLATE "igemm/ig_conv.inc"
 #include "core/instances.h"
 

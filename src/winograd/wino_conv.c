@@ -9,6 +9,7 @@
 #include "igemm/igemm.h"
 #include "wino_conv.h"
 #include "wino1d.h"
+#include "core/claim.h"
 
 #include "igemm/ig_loops.h"
 #define CC_TEMPLATE "winograd/wino1d.inc"
