@@ -1,6 +1,8 @@
 /* Depthwise forward in channels-last layout, for small planes: the driver
  * around the "cl" row kernels (dw_cl.inc). */
 #include "dw_internal.h"
+#include "core/claim.h"
+#include "core/omp_compat.h"
 #include "transpose/tr_internal.h"
 
 /*

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "dw_internal.h"
+#include "core/claim.h"
+#include "core/omp_compat.h"
 #include "depthwise.h"
 #include "core/isa.h"
 

@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "core/alloc.h"
+#include "core/claim.h"
+#include "core/omp_compat.h"
 #include "core/parallel.h"
 
 static inline int64_t wdw_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -64,8 +66,11 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
     const int nt = cc_threads_for(work, WDW_MIN_PARALLEL_WORK, nitems, nthreads);
 
     float *zrow = (float *)wdw_zalloc(hrow_floats);
-    if (!zrow)
+    cc_claims claims; /* owner-first (core/claim.h) */
+    if (!zrow || cc_claims_init(&claims, nt, nitems) != 0) {
+        free(zrow);
         return CC_ERR_NOMEM;
+    }
 
     int err = CC_OK, bad = 0;
     const cc_stop_t stop = cc_stop_flag();
@@ -80,8 +85,9 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
 #pragma omp atomic write
             err = CC_ERR_NOMEM;
         }
-#pragma omp for schedule(dynamic, 1)
-        for (int64_t it = 0; it < nitems; it++) {
+        const int tid_ = omp_get_thread_num();
+        int from_ = tid_;
+        for (int64_t it; (it = cc_claim(&claims, tid_, &from_)) >= 0;) {
             if (!ring || CC_STOPPED(stop))
                 continue;
             const int64_t b = it % nblk, nc = it / nblk, c = nc % C;
@@ -95,6 +101,7 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
         }
         free(ring);
     }
+    cc_claims_free(&claims);
     free(zrow);
     if (nonfinite)
         *nonfinite = bad;
