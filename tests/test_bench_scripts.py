@@ -7,6 +7,7 @@ assembly, and the method table writes a valid table of defaults."""
 import importlib.util
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -137,3 +138,26 @@ def test_method_table_writes_a_kind_table(tmp_path):
 def test_method_table_argument_errors(tmp_path, args, env, match):
     r = _method_table(args, tmp_path, **env)
     assert r.returncode == 2 and match in r.stderr, r.stderr
+
+
+# ---- benches/core_distance.c: how far apart two CPUs are --------------------
+
+def test_core_distance(tmp_path):
+    """Built with the system's C compiler, it reports a positive one-way time
+    for two CPUs (where the process has two), and refuses a CPU the process
+    may not run on."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path / "core_distance"
+    src = pathlib.Path(__file__).resolve().parent.parent / "benches" / "core_distance.c"
+    subprocess.run([cc, "-O2", "-pthread", str(src), "-o", str(exe)], check=True)
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) >= 2:  # (one CPU: the two threads would take turns by time slice)
+        r = subprocess.run([str(exe), str(cpus[0]), str(cpus[1]), "20000"], capture_output=True,
+                           text=True, timeout=120, check=True)
+        ns = float(r.stdout.split(":")[1].split()[0])
+        assert 0 < ns < 1e6, r.stdout
+    r = subprocess.run([str(exe), "100000", str(cpus[0]), "10"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "cpu" in r.stderr, (r.returncode, r.stderr)
