@@ -200,7 +200,13 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize, 
     const int64_t K = pl->cig * pl->kk;
     const int64_t base = cc_plan_base(g, pl), want = cc_plan_want(pl);
     int64_t nch = 1;
-    if (want > 1 && base * pl->ntiles < want && pl->cog >= 32)
+    /* (blocks of small images that divide evenly over the split threads
+     * are not cut by channels: each thread makes its own blocks' im2col and
+     * GEMMs.  Cut, a block's im2col was shared by the threads (made by all,
+     * read by all), and where the cores share no cache that moved ViT's 4.8
+     * MB column buffer between them on every call) */
+    const int whole = pl->nb > 1 && (base * pl->ntiles) % cc_split_threads() == 0;
+    if (want > 1 && base * pl->ntiles < want && pl->cog >= 32 && !whole)
         nch = cc_max64(1, cc_min64(cc_ceil_div(want, base * pl->ntiles), pl->cog / 16));
     cc_plan_chunks(g, pl->cog, nch, pl->ntiles, pl);
     if (pl->nb > 1)
