@@ -25,6 +25,7 @@
 
 #include "core/alloc.h"
 #include "core/compiler.h"
+#include "core/omp_compat.h"
 
 /* A look at a counter before claiming from it (a claim of an exhausted
  * range would write its line for nothing) */
@@ -68,29 +69,41 @@ static inline void cc_claims_free(cc_claims *c)
     c->r = NULL;
 }
 
-/* The next item for thread tid of the team (its own range first: range
- * tid, or tid mod nt in a team larger than nt), or -1 when every item is
- * claimed.  *from is the range the thread claims from: tid before its
- * first claim, then left to this function.  The ranges of threads missing
- * from a team smaller than nt are claimed by the others. */
-static inline int64_t cc_claim(cc_claims *c, int tid, int *from)
+/* One thread's claims: its home range (tid mod nt) and the range it
+ * claims from now. */
+typedef struct cc_claimer {
+    cc_claims *c;
+    int home, from;
+} cc_claimer;
+
+/* Thread tid's claimer (a team larger than nt shares the home ranges). */
+static inline cc_claimer cc_claimer_of(cc_claims *c, int tid)
 {
-    const int nt = c->nt;
-    if (tid < 0 || tid >= nt)
-        tid = (tid % nt + nt) % nt;
-    if (*from < 0 || *from >= nt)
-        *from = tid;
+    const int h = (tid % c->nt + c->nt) % c->nt;
+    cc_claimer m = {c, h, h};
+    return m;
+}
+
+/* The calling OpenMP thread's claimer. */
+#define cc_claimer_here(c) cc_claimer_of((c), omp_get_thread_num())
+
+/* The next item for m's thread (its home range first), or -1 when every
+ * item is claimed.  The ranges of threads missing from a team smaller
+ * than nt are claimed by the others. */
+static inline int64_t cc_claim(cc_claimer *m)
+{
+    const int nt = m->c->nt;
     for (;;) {
-        cc_claim_range *r = c->r + *from;
+        cc_claim_range *r = m->c->r + m->from;
         if (CC_CLAIM_PEEK(r->next) < r->end) {
             const int64_t i = cc_fetch_add64(&r->next, 1);
             if (i < r->end)
                 return i;
         }
-        const int nx = *from + 1 == nt ? 0 : *from + 1;
-        if (nx == tid)
-            return -1; /* every range tried after the own one */
-        *from = nx;
+        const int nx = m->from + 1 == nt ? 0 : m->from + 1;
+        if (nx == m->home)
+            return -1; /* every range tried after the home one */
+        m->from = nx;
     }
 }
 

@@ -2,7 +2,6 @@
  * around the "cl" row kernels (dw_cl.inc). */
 #include "dw_internal.h"
 #include "core/claim.h"
-#include "core/omp_compat.h"
 #include "transpose/tr_internal.h"
 
 /*

@@ -1,7 +1,6 @@
 /* Depthwise forward: the OpenMP driver around the row kernels. */
 #include "dw_internal.h"
 #include "core/claim.h"
-#include "core/omp_compat.h"
 
 int cc_dw_fwd_applies(int path, const cc_geom *g, int64_t elsize)
 {

@@ -4,7 +4,6 @@
 
 #include "dw_internal.h"
 #include "core/claim.h"
-#include "core/omp_compat.h"
 #include "depthwise.h"
 #include "core/isa.h"
 

@@ -11,7 +11,6 @@
 
 #include "core/alloc.h"
 #include "core/claim.h"
-#include "core/omp_compat.h"
 #include "core/parallel.h"
 
 static inline int64_t wdw_cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -85,9 +84,8 @@ int cc_wdw_fwd_f32(const cc_geom *g, const float *x, const float *w,
 #pragma omp atomic write
             err = CC_ERR_NOMEM;
         }
-        const int tid_ = omp_get_thread_num();
-        int from_ = tid_;
-        for (int64_t it; (it = cc_claim(&claims, tid_, &from_)) >= 0;) {
+        cc_claimer me = cc_claimer_here(&claims);
+        for (int64_t it; (it = cc_claim(&me)) >= 0;) {
             if (!ring || CC_STOPPED(stop))
                 continue;
             const int64_t b = it % nblk, nc = it / nblk, c = nc % C;

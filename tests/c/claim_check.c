@@ -18,7 +18,6 @@
 #include <stdlib.h>
 
 #include "core/claim.h"
-#include "core/omp_compat.h"
 
 #define CHECK_RNG_SEED 0xC1A1A5EEDull
 #include "check_rng.h"
@@ -54,9 +53,9 @@ static void check_team(int nt, int team, int64_t n, int lazy)
     {
         const int tid = omp_get_thread_num();
         if (tid != lazy) {
-            int from = tid;
+            cc_claimer m = cc_claimer_here(&c);
             int64_t it, last = -1;
-            while ((it = cc_claim(&c, tid, &from)) >= 0) {
+            while ((it = cc_claim(&m)) >= 0) {
                 if (it >= n) {
                     bad = 1;
                     break;
@@ -67,7 +66,7 @@ static void check_team(int nt, int team, int64_t n, int lazy)
             }
             (void)last;
             /* exhausted: more calls keep saying so */
-            if (cc_claim(&c, tid, &from) != -1 || cc_claim(&c, tid, &from) != -1)
+            if (cc_claim(&m) != -1 || cc_claim(&m) != -1)
                 bad = 1;
         }
     }
@@ -107,10 +106,10 @@ static void check_order(int nt, int64_t n)
         FAIL("nt %d n %lld: ranges end at %lld, sizes %lld..%lld", nt, (long long)n,
              (long long)c.r[nt - 1].end, (long long)lo, (long long)hi);
     const int me = nt > 1 ? (int)ri(0, nt - 1) : 0;
-    int from = me;
+    cc_claimer m = cc_claimer_of(&c, me);
     int64_t want = c.r[me].next, it;
     int at = me, k = 0;
-    while ((it = cc_claim(&c, me, &from)) >= 0) {
+    while ((it = cc_claim(&m)) >= 0) {
         while (want == n * (at + 1) / nt) { /* range `at` done: the next one */
             at = at + 1 == nt ? 0 : at + 1;
             want = n * at / nt;
