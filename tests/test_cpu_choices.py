@@ -164,9 +164,11 @@ def test_show_config_own_gemm_off_on_narrow_kernels():
 # kernels) of random widths, multipliers, batches and paddings, float32 and
 # float64, 1 and 2 threads: the worst relative error against the float64
 # reference of tests/reference.py per dtype, and a hash of the results'
-# bytes.  Under AVX-512 with CCONV_DW_256=1 they run the AVX2 table's
-# plane kernels (stride 2: rows of 20 outputs and more; the widths drawn fall
-# on both sides), with 0 the AVX-512 ones.
+# bytes, with the results themselves saved for the caller to compare across
+# settings.  Under AVX-512 with CCONV_DW_256=1 they run the 256-bit plane
+# kernels (built for AVX-512VL: two partial sums per 3x3 output vector;
+# stride 2: rows of 20 outputs and more; the widths drawn fall on both
+# sides), with 0 the AVX-512 ones (one sum).
 DW_PROBE = """
 import hashlib, sys, numpy as np, cconv
 from cconv import _kernels
@@ -175,6 +177,7 @@ rng = np.random.default_rng(int(sys.argv[1]))
 h = hashlib.sha256()
 worst = {"float32": 0.0, "float64": 0.0}
 ran = wide_s2 = 0
+outs = []
 while ran < 18:
     n = int(rng.integers(1, 4)); c = int(rng.integers(2, 20)); m = int(rng.integers(1, 3))
     hh = int(rng.integers(1, 40)); s = int(rng.integers(1, 3))
@@ -192,17 +195,24 @@ while ran < 18:
         x = rng.standard_normal((n, c, hh, ww)).astype(dt)
         w = rng.standard_normal((c * m, 1, 3, 3)).astype(dt)
         b = rng.standard_normal(c * m).astype(dt) if bias else None
+        gy = None
         for t in (1, 2):
             cconv.set_num_threads(t)
             y = cconv.conv2d(x, w, b, stride=s, padding=pad, groups=c, backend="depthwise_plane")
-            gy = rng.standard_normal(y.shape).astype(dt)
+            if gy is None:
+                gy = rng.standard_normal(y.shape).astype(dt)
             gx = cconv.convolution_backward(gy, x, w, None, s, pad, 1, False, 0, c,
                                             (True, False, False), backend="depthwise")[0]
             h.update(y.tobytes()); h.update(gx.tobytes())
+            if t == 1:
+                y1, gx1 = y, gx
+            else:  # the same bits at every thread count
+                assert np.array_equal(y, y1) and np.array_equal(gx, gx1), (n, c, hh, ww, s, dt)
             x64, w64 = x.astype(np.float64), w.astype(np.float64)
             ry = ref_conv(x64, w64, None if b is None else b.astype(np.float64), s, pad, groups=c)
             rg = ref_conv_grad_input(gy.astype(np.float64), w64, x.shape, s, pad, groups=c)
             worst[dt] = max(worst[dt], rel_err(y, ry), rel_err(gx, rg))
+        outs += [y.astype(np.float64).ravel(), gx.astype(np.float64).ravel()]
 # the weight gradient (the depthwise backend's wg kernel) of random 2-D
 # geometries: kernels 3, 5 and 7, stride 1 and 2, dilation 1 and 2; its
 # relative error against the reference over the suite's tolerance for its
@@ -231,6 +241,7 @@ for case in range(10):
         wg_excess = max(wg_excess, rel_err(got[0], ref) / tolerance(dt, red))
         wgw.append(got[0].astype(np.float64).ravel())
 np.save(sys.argv[2], np.concatenate(wgw))
+np.save(sys.argv[3], np.concatenate(outs))
 cconv.set_num_threads(1)
 print(_kernels.dw_256(), _kernels.cpu_vendor(), _kernels.cpu_family(),
       " ".join(_kernels.available_isas()), wide_s2, worst["float32"], worst["float64"],
@@ -241,28 +252,34 @@ print(_kernels.dw_256(), _kernels.cpu_vendor(), _kernels.cpu_family(),
 def run_dw_probe(tmp_path, seed=3, **env):
     e = {k: v for k, v in os.environ.items() if k != "CCONV_DW_256"}
     e.update(env)
-    out = tmp_path / f"wg{len(list(tmp_path.iterdir()))}.npy"
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(DW_PROBE), str(seed), str(out)],
-                       capture_output=True, text=True, env=e, cwd=HERE, timeout=300)
+    k = len(list(tmp_path.iterdir()))
+    out, fwd = tmp_path / f"wg{k}.npy", tmp_path / f"fwd{k}.npy"
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(DW_PROBE), str(seed), str(out),
+                        str(fwd)], capture_output=True, text=True, env=e, cwd=HERE, timeout=300)
     assert r.returncode == 0, r.stderr
     *head, wide_s2, e32, e64, wg_excess, digest = r.stdout.split()
     on, vendor, family, isas = head[0] == "True", head[1], int(head[2]), head[3:]
     assert int(wide_s2) >= 1  # stride-2 rows of 20 outputs or more were drawn
     assert float(wg_excess) <= 1.0  # the weight gradient within the suite's tolerances
-    return on, vendor, family, isas, float(e32), float(e64), digest, np.load(out)
+    return (on, vendor, family, isas, float(e32), float(e64), digest, np.load(out),
+            np.load(fwd))
 
 
 @pytest.mark.parametrize("seed", [3, 4])
 def test_dw_256_environment_decides_and_results_agree(tmp_path, seed):
-    on1, _, _, isas, e32_1, e64_1, d1, wg1 = run_dw_probe(tmp_path, seed, CCONV_DW_256="1")
-    on0, _, _, _, e32_0, e64_0, d0, wg0 = run_dw_probe(tmp_path, seed, CCONV_DW_256="0")
+    on1, _, _, isas, e32_1, e64_1, d1, wg1, y1 = run_dw_probe(tmp_path, seed, CCONV_DW_256="1")
+    on0, _, _, _, e32_0, e64_0, d0, wg0, y0 = run_dw_probe(tmp_path, seed, CCONV_DW_256="0")
     assert on1 is True and on0 is False
     # both kernel sets within the suite's tolerances of the float64 reference
     for e32, e64 in ((e32_1, e64_1), (e32_0, e64_0)):
         assert e32 <= 1e-5 and e64 <= 1e-12, (e32, e64)
-    # the 256-bit and the 512-bit plane kernels make the same multiply-adds
-    # in the same order: the same bits (trivially so where AVX-512 is absent)
-    assert d1 == d0
+    if "avx512" not in isas:  # one kernel set either way
+        assert d1 == d0
+    else:
+        # the 256-bit 3x3 kernels add two partial sums, the 512-bit ones one:
+        # the same values to rounding (float32 and float64 concatenated)
+        assert y1.shape == y0.shape
+        assert np.abs(y1 - y0).max() <= 1e-5 * np.abs(y0).max()
     # the weight gradient's lanes add in another order: the same values to
     # rounding (float32 and float64 concatenated: the float32 bound)
     assert np.abs(wg1 - wg0).max() <= 1e-5 * np.abs(wg0).max()

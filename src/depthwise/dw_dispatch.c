@@ -30,13 +30,29 @@ CC_ISA_DISPATCH(dw_kern_f64, cc_dw_kern_f64)
 #define DW_256_S2_MIN_OW 20
 
 /* The AVX2 table under AVX-512 where core/cpu.h says (on), else the table of
- * the instruction set in use. */
+ * the instruction set in use; the plane kernels from the AVX2 kernels built
+ * for AVX-512VL (src/meson.build: 32 vector registers) where the CPU has
+ * it. */
 #if defined(CC_BUILD_AVX2) && defined(CC_BUILD_AVX512)
+extern const dw_kern_f32 cc_dw_kern_f32_avx2vl;
+extern const dw_kern_f64 cc_dw_kern_f64_avx2vl;
 static int dw_256_on_(void) { return cc_isa_current() == CC_ISA_AVX512 && cc_cpu_dw_256(); }
+static int dw_vl_(void)
+{
+#if defined(CC_SIMDE_AVX512)
+    return 1; /* built on AVX2's flags there */
+#else
+    return __builtin_cpu_supports("avx512vl");
+#endif
+}
 #define DW_PICK(SFX, on) ((on) ? &cc_dw_kern_##SFX##_avx2 : cc_dw_kern_##SFX())
+#define DW_PICK_PLANE(SFX, on)                                                 \
+    ((on) ? (dw_vl_() ? &cc_dw_kern_##SFX##_avx2vl : &cc_dw_kern_##SFX##_avx2) \
+          : cc_dw_kern_##SFX())
 #else
 static int dw_256_on_(void) { return 0; }
 #define DW_PICK(SFX, on) ((void)(on), cc_dw_kern_##SFX())
+#define DW_PICK_PLANE(SFX, on) DW_PICK(SFX, on)
 #endif
 
 static int dw_plane_256_(const dw_dims *d)
@@ -45,8 +61,8 @@ static int dw_plane_256_(const dw_dims *d)
            (d->sw == 1 || (d->sw == 2 && d->OW >= DW_256_S2_MIN_OW)) && dw_256_on_();
 }
 
-const dw_kern_f32 *cc_dw_plane_kern_f32(const dw_dims *d) { return DW_PICK(f32, dw_plane_256_(d)); }
-const dw_kern_f64 *cc_dw_plane_kern_f64(const dw_dims *d) { return DW_PICK(f64, dw_plane_256_(d)); }
+const dw_kern_f32 *cc_dw_plane_kern_f32(const dw_dims *d) { return DW_PICK_PLANE(f32, dw_plane_256_(d)); }
+const dw_kern_f64 *cc_dw_plane_kern_f64(const dw_dims *d) { return DW_PICK_PLANE(f64, dw_plane_256_(d)); }
 
 /* The weight gradient's wg kernel on 256-bit vectors under AVX-512 where
  * core/cpu.h says, for every geometry.  Its per-lane partial sums are added
@@ -61,6 +77,7 @@ const dw_kern_f64 *cc_dw_plane_kern_f64(const dw_dims *d) { return DW_PICK(f64, 
 const dw_kern_f32 *cc_dw_wg_kern_f32(void) { return DW_PICK(f32, dw_256_on_()); }
 const dw_kern_f64 *cc_dw_wg_kern_f64(void) { return DW_PICK(f64, dw_256_on_()); }
 #undef DW_PICK
+#undef DW_PICK_PLANE
 
 int cc_dw_geom_ok(const cc_geom *g)
 {

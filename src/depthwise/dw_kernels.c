@@ -23,6 +23,23 @@
 #else
 #define DW_RK_R 4
 #endif
+/* 3x3 planes: each output vector as two partial sums (the taps of even and
+ * of odd kernel rows), added at the end, where the instance has 32 vector
+ * registers to hold them (CC_DW_REGS32: the 256-bit kernels of AVX-512
+ * CPUs, src/meson.build).  One sum is a chain of 9 dependent multiply-adds
+ * per output vector, R chains a step, and the step waited on their latency;
+ * on 16 registers the second set of sums spills.  AMD EPYC Zen 4, the
+ * kernels alone, 7 alternations, time with two sums (and 32 registers) over
+ * one sum on 16 registers: 3x3 stride 1 144x56x56 0.92, 96x112x112 0.93,
+ * 192x28x28 0.94, 384x14x14 0.96, 576x7x7 0.97, 1152x56x56 0.93; stride 2
+ * 144x56x56 0.95, 96x112x112 0.91, 192x28x28 0.92, 384x14x14 0.99, 1152x56x56
+ * 0.97.  The 512-bit kernels keep one sum (unmeasured where they are the
+ * default, on Intel's AVX-512). */
+#if defined(CC_DW_REGS32)
+#define DW_TWO3 1
+#else
+#define DW_TWO3 0
+#endif
 
 #if defined(CC_ISA_IS_SCALAR)
 #include "dw2d_scalar.inc"
