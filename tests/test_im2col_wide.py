@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 import cconv
-from reference import assert_close, ref_conv, ref_conv_grad_weight, reduction_length
+from reference import (assert_close, ref_conv, ref_conv_grad_input, ref_conv_grad_weight,
+                       reduction_length)
 
 
 def _case(rng, nsp, wide):
@@ -110,6 +111,35 @@ def test_patch_blocks_rounded_to_whole_vectors(batch, restore_threads):
         cconv.set_num_threads(nt)
         y = cconv.conv2d(x, w, b, stride=8, backend="gemm")
         assert_close(y, ref, np.float32, 192, what=f"batch {batch} T={nt}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("batch, length", [(2, 900), (3, 1100), (4, 1000), (5, 1100), (7, 770),
+                                           (5, 2046), (3, 2050)])
+def test_mid_size_images_batched(batch, length, dtype, restore_threads):
+    """Images of 384-1023 output columns share one GEMM up to 2048 columns
+    (gemm_plan.h: CC_MID_COLS), blocks of equal size where the batch does
+    not divide (5 x 549 columns: blocks of 3 and 2), and images of 1023 and
+    1024 columns on either side of the limit: forward with bias, grad_input
+    and grad_weight against the reference at 1 and 2 threads."""
+    rng = np.random.default_rng(batch * 10007 + length)
+    x = rng.standard_normal((batch, 24, length)).astype(dtype)
+    w = rng.standard_normal((40, 24, 3)).astype(dtype)
+    b = rng.standard_normal(40).astype(dtype)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    ref = ref_conv(x64, w64, b.astype(np.float64), stride=2)
+    gy = rng.standard_normal(ref.shape).astype(dtype)
+    ref_gx = ref_conv_grad_input(gy.astype(np.float64), w64, x.shape, stride=2)
+    ref_gw = ref_conv_grad_weight(x64, gy.astype(np.float64), w.shape, stride=2)
+    for nt in (1, 2):
+        cconv.set_num_threads(nt)
+        y = cconv.conv1d(x, w, b, stride=2, backend="gemm")
+        assert_close(y, ref, dtype, reduction_length(24, 1, (3,)), what=f"forward {batch}x{length} T={nt}")
+        gx, gw, _ = cconv.convolution_backward(gy, x, w, None, 2, 0, 1, False, 0, 1,
+                                               (True, True, False), backend="gemm")
+        assert_close(gx, ref_gx, dtype, 40 * 3, what=f"grad_input {batch}x{length} T={nt}")
+        assert_close(gw, ref_gw, dtype, batch * ref.shape[-1],
+                     what=f"grad_weight {batch}x{length} T={nt}")
 
 
 # (x shape, w shape, stride, padding): every form of the wide rows
