@@ -434,6 +434,30 @@ def test_plane_kernels_3d(dtype, isa_guard):
         check_case(case, dtype, rng, use_bias=bool(i % 2), nt=1 + i % 3)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_plane_kernels_3d_kept_rings(dtype, isa_guard):
+    """3-D planes of depth stride and dilation 1 keep each input plane's
+    rows in a ring of their own while the output depths that read it run
+    (dw_fwd.inc: keep): one channel whose planes the threads' row blocks
+    cut mid-plane (a later use needs rows before those a ring holds), 4
+    depth taps with depth padding 3 and 0, output depths reading no input
+    plane, stride 2 across the planes, multipliers, and planes too large to
+    keep (the per-step rings): against the reference and the scalar
+    kernels, every ISA, 1-3 threads."""
+    rng = np.random.default_rng(77)
+    cases = [
+        Case(1, 1, 1, (9, 30, 33), (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1)),
+        Case(1, 2, 2, (6, 40, 21), (3, 3, 3), (1, 2, 2), (1, 1, 1), (1, 1, 1)),
+        Case(2, 3, 1, (5, 17, 50), (4, 5, 5), (1, 1, 1), (3, 2, 2), (1, 1, 1), (0, 2, 2)),
+        Case(1, 2, 1, (3, 26, 26), (3, 7, 7), (1, 2, 2), (2, 3, 3), (1, 1, 1)),
+        Case(1, 1, 1, (4, 300, 60), (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1)),
+    ]
+    for case in cases:
+        assert _depthwise.fwd_applies("plane", case.geom(), np.dtype(dtype).itemsize), case
+        for nt in (1, 2, 3):
+            check_case(case, dtype, rng, use_bias=nt != 2, nt=nt)
+
+
 def _dilated_plane_cases():
     """Geometries of the dilated plane kernels: 3x3 across the planes,
     stride 1, dilation 2 or 4, 2-D and 3-D (depth taps 1-3 of dilation 1-2),

@@ -103,6 +103,10 @@
         T *flat;             /* dilated planes: dw_flat_elems zeroed       */\
                              /* elements for the super-row layout, or NULL */\
         int64_t fp;          /* its pitch (dw_flat_pitch)                  */\
+        int64_t *have;       /* NULL, or the input rows [have[0], have[1]) */\
+                             /* an earlier call left in the ring (span >=  */\
+                             /* IH: none overwritten); the kernel skips    */\
+                             /* them and updates the range (3-D planes)    */\
     } dw_plane_##SFX;                                                         \
     typedef void (*dw_plane_##SFX##_fn)(const dw_plane_##SFX *a);             \
     typedef void (*dw_rows_##SFX##_fn)(int64_t n, int ne,                     \
@@ -238,6 +242,10 @@ static inline void dw_prefetch_rows(const void *p, int64_t pitch, int64_t n, int
             __builtin_prefetch((const void *)(b + (uintptr_t)(i * pitch + q)), 0, 3);
 }
 
+/* The 3-D plane driver keeps each input plane's rows in a ring of its own
+ * (dw_fwd.inc) while its KD rings take at most this many bytes. */
+#define DW_KEEP_PLANES_BYTES ((double)(256 << 10))
+
 /* A small cache of row buffers: nslots rows of rowbytes bytes, each tagged
  * with the row it holds (-1: none).  Rows not written by a fill keep their
  * initial zeros, which is what makes the padding of the row buffers. */
@@ -306,6 +314,37 @@ typedef struct dw_dims {
     int64_t ID, IH, IW, OD, OH, OW, KD, KH, KW;
     int64_t sd, sh, sw, pd, ph, pw, dd, dh, dw;
 } dw_dims;
+
+/* Rings for output depth od's input planes: pslot[kd] the ring of depth
+ * tap kd (whose input plane lies inside the volume), a ring that holds that
+ * plane already, else one that no tap of od uses, emptied (phave[2 s] =
+ * phave[2 s + 1] = 0) and tagged with the plane.  ptag, phave: KD and 2 KD
+ * entries kept between the output depths of a channel. */
+static inline void dw_keep_assign(const dw_dims *d, int64_t od, int64_t *ptag, int64_t *phave,
+                                  int64_t *pslot)
+{
+    for (int64_t kd = 0; kd < d->KD; kd++) {
+        const int64_t id = od * d->sd - d->pd + kd * d->dd;
+        pslot[kd] = -1;
+        for (int64_t s = 0; s < d->KD && id >= 0 && id < d->ID; s++)
+            if (ptag[s] == id)
+                pslot[kd] = s;
+    }
+    for (int64_t kd = 0; kd < d->KD; kd++) {
+        const int64_t id = od * d->sd - d->pd + kd * d->dd;
+        if (pslot[kd] >= 0 || id < 0 || id >= d->ID)
+            continue;
+        for (int64_t s = 0; s < d->KD; s++) {
+            int used = 0;
+            for (int64_t k = 0; k < d->KD; k++)
+                used |= pslot[k] == s;
+            if (!used) {
+                ptag[s] = id, phave[2 * s] = phave[2 * s + 1] = 0, pslot[kd] = s;
+                break;
+            }
+        }
+    }
+}
 
 static inline void dw_dims_get(const cc_geom *g, dw_dims *d)
 {
