@@ -47,6 +47,7 @@ cdef extern from "depthwise/depthwise.h" nogil:
     int cc_dw_fwd_wanted(int path, const cc_geom *g, int64_t elsize)
     int cc_dw_fwd_parallel(const cc_geom *g)
     int cc_dw_fwd_flat(const cc_geom *g, int64_t elsize)
+    int cc_dw_fwd_direct(const cc_geom *g, int64_t elsize)
 
 include "_isa.pxi"
 
@@ -131,6 +132,15 @@ def fwd_flat(tuple geom, int itemsize):
     output rows laid end to end: src/depthwise/dw2d.inc, plane_flat)."""
     cdef cc_geom g
     return _filled(&g, geom) and bool(cc_dw_fwd_flat(&g, itemsize))
+
+
+def fwd_direct(tuple geom, int itemsize):
+    """True when the forward's plane path (DEPTHWISE_PLANE) reads ``geom``'s
+    3x3 stride-1 planes of elements of ``itemsize`` bytes where they lie
+    in x (src/depthwise/dw2d.inc, plane_direct) on the kernel set in use;
+    paddings wider than two vectors take the row buffers still."""
+    cdef cc_geom g
+    return _filled(&g, geom) and bool(cc_dw_fwd_direct(&g, itemsize))
 
 
 cdef int _fwd(tuple geom, x, w, b, y, int nthreads, int path) except -1:

@@ -338,6 +338,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_wino_small()
     int cc_cpu_long_kc()
     int cc_cpu_dw_flat()
+    int cc_cpu_dw_direct()
     int cc_cpu_ig_inplace()
 
 
@@ -364,6 +365,14 @@ def dw_flat():
     super-rows (src/core/cpu.h: CCONV_DW_FLAT, else on every CPU; where it
     wins: src/depthwise/dw_internal.h, dw_flat_wins)."""
     return bool(cc_cpu_dw_flat())
+
+
+def dw_direct():
+    """Whether the depthwise 3x3 plane kernels of stride 1 on 256-bit x86
+    vectors read the input rows where they lie instead of copying them
+    into row buffers (src/core/cpu.h: CCONV_DW_DIRECT, else on every
+    CPU)."""
+    return bool(cc_cpu_dw_direct())
 
 
 def ig_inplace():

@@ -511,6 +511,88 @@ def test_dw_flat_other_values_leave_the_default(value):
     assert on is True
 
 
+# The depthwise 3x3 stride-1 planes read where they lie (plane_direct,
+# CCONV_DW_DIRECT) against the row buffers: random 2-D and 3-D problems
+# whose rows are narrower and wider than a vector, paddings 0 to 2 and some
+# wider than two vectors (those take the row buffers either way),
+# multipliers, bias, forward and grad_input, every instruction set, 1-3
+# threads, float32 and float64.  Printed: the choice, how many problems the
+# C predicate says run in place, the worst error against the float64
+# reference over the suite's tolerance, and a hash of the results.
+DIRECT_PROBE = """
+import hashlib, sys, numpy as np, cconv
+from cconv import _kernels, _depthwise
+from cconv._params import make_params
+from isa_switch import forced_isa
+from reference import ref_conv, rel_err, tolerance
+rng = np.random.default_rng(int(sys.argv[1]))
+h = hashlib.sha256()
+direct = ran = 0
+excess = 0.0
+for case in range(20):
+    three = case % 4 == 3
+    n = int(rng.integers(1, 3)); c = int(rng.integers(1, 6)); m = int(rng.integers(1, 3))
+    pad = int(rng.integers(0, 3)) if case % 5 else int(rng.choice([3, 9, 18, 40]))
+    hh = int(rng.integers(max(1, 3 - 2 * pad), 21))
+    ww = int(rng.choice([1, 2, 5, 7, 8, 9, 15, 16, 17, 23, 24, 31, 33, 40, 47, 56, 65]))
+    ww = max(ww, 3 - 2 * pad)
+    bias = bool(rng.integers(0, 2))
+    for dt in ("float32", "float64"):
+        dd = int(rng.integers(1, 5)) if three else 0
+        xs = (n, c, dd, hh, ww) if three else (n, c, hh, ww)
+        ws = (c * m, 1, 3, 3, 3) if three else (c * m, 1, 3, 3)
+        x = rng.standard_normal(xs).astype(dt)
+        w = rng.standard_normal(ws).astype(dt)
+        b = rng.standard_normal(c * m).astype(dt) if bias else None
+        p = (1, pad, pad) if three else pad
+        geom = make_params(x.shape, w.shape, None, 1, p, 1, False, 0, c, "t", dt).geom()
+        ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
+                       None if b is None else b.astype(np.float64), 1, p, groups=c)
+        gy = rng.standard_normal(ref.shape).astype(dt)
+        conv = cconv.conv3d if three else cconv.conv2d
+        for isa in _kernels.available_isas():
+            with forced_isa(isa):
+                direct += _depthwise.fwd_direct(geom, x.itemsize)
+                for t in (1, 2, 3):
+                    cconv.set_num_threads(t)
+                    y = conv(x, w, b, padding=p, groups=c, backend="depthwise_plane")
+                    gx = cconv.convolution_backward(gy, x, w, None, 1, p, 1, False, 0, c,
+                                                    [True, False, False],
+                                                    backend="depthwise")[0]
+                    h.update(isa.encode()); h.update(y.tobytes()); h.update(gx.tobytes())
+                    excess = max(excess, rel_err(y, ref) / tolerance(dt, 27 if three else 9))
+                    ran += 1
+cconv.set_num_threads(1)
+print(_kernels.dw_direct(), direct, ran, excess, h.hexdigest())
+"""
+
+
+def run_direct_probe(seed, **env):
+    on, direct, ran, excess, digest = run_script(DIRECT_PROBE, "CCONV_DW_DIRECT", str(seed), **env)
+    return on == "True", int(direct), int(ran), float(excess), digest
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_dw_direct_environment_decides_and_results_agree(seed):
+    on1, direct1, ran, ex1, d1 = run_direct_probe(seed, CCONV_DW_DIRECT="1")
+    on0, direct0, _, ex0, d0 = run_direct_probe(seed, CCONV_DW_DIRECT="0")
+    assert on1 is True and on0 is False
+    assert direct0 == 0
+    if "avx2" in _kernels.available_isas():  # (the 256-bit kernel sets read in place)
+        assert direct1 >= 20, direct1
+    assert ran >= 20 * 2 * 3
+    # both within the suite's tolerances of the float64 reference, and the
+    # same multiply-adds in the same order on the same values: the same bits
+    assert ex1 <= 1.0 and ex0 <= 1.0, (ex1, ex0)
+    assert d1 == d0
+
+
+@pytest.mark.parametrize("value", ["", "2", "off"])
+def test_dw_direct_other_values_leave_the_default(value):
+    on, *_ = run_direct_probe(8, CCONV_DW_DIRECT=value)
+    assert on is True
+
+
 # The implicit GEMM's direct mode writing its output in place (one K
 # block): random 1-D, 2-D and 3-D problems of few output channels a group
 # (the direct mode; 1-4 a group: the half-row kernel), strides, dilations,

@@ -60,6 +60,16 @@ int cc_cpu_dw_256(void);
  * dilation 2 0.88 of the time row by row at one thread. */
 int cc_cpu_dw_flat(void);
 
+/* 1 when the depthwise 3x3 plane kernels of stride 1 and dilation 1 on
+ * 256-bit x86 vectors read the input rows where they lie in x, the vectors
+ * at a row's edges by masked loads, instead of copying each row into a
+ * zero-padded ring buffer first (depthwise/dw2d.inc: plane_direct;
+ * dw_kernels.c says which kernel sets), else 0.  CCONV_DW_DIRECT=0 or 1 in
+ * the environment decides; otherwise on every CPU (the same bits either
+ * way: the switch is there to compare the two).  Measured on AMD EPYC Zen
+ * 4 only (figures in depthwise/dw2d.inc); AVX2-only CPUs unmeasured. */
+int cc_cpu_dw_direct(void);
+
 /* Where the implicit GEMM's direct mode writes its output in place over
  * one K block (igemm/ig_plan.h: inplace) rather than through the wide C
  * block and a row copy: 0 nowhere, 1 on every kernel set, 2 on those of

@@ -87,6 +87,11 @@ int cc_dw_fwd_parallel(const cc_geom *g);
  * bytes) by super-rows (dw_internal.h: dw_flat_wins; core/cpu.h:
  * cc_cpu_dw_flat), else 0. */
 int cc_dw_fwd_flat(const cc_geom *g, int64_t elsize);
+/* 1 when the forward's plane path reads g's 3x3 stride-1 planes where they
+ * lie (dw2d.inc: plane_direct; core/cpu.h: cc_cpu_dw_direct) on the kernel
+ * set it runs, else 0 (paddings wider than two vectors still take the
+ * ring). */
+int cc_dw_fwd_direct(const cc_geom *g, int64_t elsize);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -61,5 +61,16 @@ int cc_dw_fwd_flat(const cc_geom *g, int64_t elsize)
     return P > 0 && dw_flat_use(&d, brows, lanes);
 }
 
+int cc_dw_fwd_direct(const cc_geom *g, int64_t elsize)
+{
+    if (!cc_dw_fwd_applies(CC_DW_PATH_PLANE, g, elsize) || !cc_cpu_dw_direct())
+        return 0;
+    dw_dims d;
+    dw_dims_get(g, &d);
+    if (d.KH != 3 || d.KW != 3 || d.sh != 1 || d.sw != 1 || d.dh != 1 || d.dw != 1)
+        return 0;
+    return elsize == 4 ? cc_dw_plane_kern_f32(&d)->direct : cc_dw_plane_kern_f64(&d)->direct;
+}
+
 #define CC_TEMPLATE "depthwise/dw_fwd.inc"
 #include "core/instances.h"

@@ -100,6 +100,10 @@
         int64_t J;           /* phase length, >= OW + (K-1)D/S + DW_VMAX */  \
         const T *zrow;       /* S*J zeros */                                 \
         int pf;              /* prefetch rows ahead (dw_plane_pf) */         \
+        int direct;          /* 3x3, stride 1, dilation 1: read x's rows   */\
+                             /* where they lie (masked loads at the        */\
+                             /* edges), no ring copy, where the kernels    */\
+                             /* can (cc_cpu_dw_direct)                     */\
         T *flat;             /* dilated planes: dw_flat_elems zeroed       */\
                              /* elements for the super-row layout, or NULL */\
         int64_t fp;          /* its pitch (dw_flat_pitch)                  */\
@@ -133,6 +137,7 @@
         int rk_r; /* output rows per step of the plane kernels */            \
         int cl_pb; /* widest pixel block of the channels-last kernel */      \
         int lanes; /* elements of the kernels' vectors (1: scalar) */        \
+        int direct; /* 1: its 3x3 stride-1 planes honour a->direct */       \
         dw_rows_##SFX##_fn rows;                                              \
         dw_plane_##SFX##_fn plane[3][2]; /* [dw_plane_k(K)][S == 2] */        \
         dw_plane_##SFX##_fn plane_dil[2]; /* 3x3 stride 1, dilation 2, 4 */   \

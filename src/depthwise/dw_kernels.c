@@ -41,6 +41,21 @@
 #define DW_TWO3 0
 #endif
 
+/* The 3x3 plane kernels of stride 1 may read x's rows where they lie
+ * (dw2d.inc: plane_direct, cc_cpu_dw_direct): on the 256-bit x86 kernel
+ * sets (AVX2, and AVX2 built with AVX-512VL), whose masked loads touch no
+ * memory in the lanes they leave out.  Not the 512-bit ones: there the
+ * rows' unaligned 64-byte loads (each split over two cache lines) cost
+ * what the copy saved (AMD EPYC Zen 4, 3x3 planes with CCONV_DW_256=0,
+ * time over the ring's: 1x96x112x112 1.12, 1x144x56x56 0.94, 1x192x28x28
+ * 0.83, float64 1.06), nor 5x5 and 7x7 (on 512-bit vectors there, 1.02 and
+ * 1.34: their 25 and 49 weights and the edge vectors' masks spill). */
+#if defined(CC_ISA_IS_AVX2)
+#define DW_DIRECT 1
+#else
+#define DW_DIRECT 0
+#endif
+
 #if defined(CC_ISA_IS_SCALAR)
 #include "dw2d_scalar.inc"
 #include "dwrows_scalar.inc"
@@ -65,6 +80,7 @@ const DW_KERN_T CC_ISA_NAME(cc_dw_kern) = {
     DW_RK_R,
     DW_CL_PBMAX,
     DW_LANES,
+    DW_DIRECT,
     DW_FN(rows),
     {{DW_FN(k3s1), DW_FN(k3s2)}, {DW_FN(k5s1), DW_FN(k5s2)}, {DW_FN(k7s1), DW_FN(k7s2)}},
     {DW_FN(k3d2), DW_FN(k3d4)},
