@@ -433,14 +433,10 @@ def test_show_config_names_the_k_blocks(capsys):
         assert "K blocks" not in line
 
 
-# Dilated 3x3 depthwise planes (dilation 2 and 4, stride 1) through the plane
-# backend: random heights, widths (many whose rows fill their last vector
-# badly, where the super-rows run), paddings, multipliers, batches and
-# biases, float32 and float64, 1 to 3 threads (row blocks), every
-# instruction set this CPU runs.  Printed: the choice, how many problems
-# the super-rows took (per the C predicate), the worst error against the
-# float64 reference over the suite's tolerance, and a hash of the results.
-FLAT_PROBE = """
+# The opening of the probes below that count the problems a switch takes:
+# the imports, the generator seeded from the command line, the hash of the
+# results, and the counters they print.
+COUNTING_PROBE_HEAD = """
 import hashlib, sys, numpy as np, cconv
 from cconv import _kernels, _depthwise
 from cconv._params import make_params
@@ -448,8 +444,19 @@ from isa_switch import forced_isa
 from reference import ref_conv, rel_err, tolerance
 rng = np.random.default_rng(int(sys.argv[1]))
 h = hashlib.sha256()
-flat = ran = 0
+count = ran = 0
 excess = 0.0
+"""
+
+
+# Dilated 3x3 depthwise planes (dilation 2 and 4, stride 1) through the plane
+# backend: random heights, widths (many whose rows fill their last vector
+# badly, where the super-rows run), paddings, multipliers, batches and
+# biases, float32 and float64, 1 to 3 threads (row blocks), every
+# instruction set this CPU runs.  Printed: the choice, how many problems
+# the super-rows took (per the C predicate), the worst error against the
+# float64 reference over the suite's tolerance, and a hash of the results.
+FLAT_PROBE = COUNTING_PROBE_HEAD + """
 for case in range(24):
     d = int(rng.choice([2, 4])); n = int(rng.integers(1, 4)); c = int(rng.integers(1, 12))
     m = int(rng.integers(1, 4))
@@ -472,7 +479,7 @@ for case in range(24):
                        None if b is None else b.astype(np.float64), 1, pad, dilation=d, groups=c)
         for isa in _kernels.available_isas():
             with forced_isa(isa):
-                flat += _depthwise.fwd_flat(geom, x.itemsize)
+                count += _depthwise.fwd_flat(geom, x.itemsize)
                 for t in (1, 2, 3):
                     cconv.set_num_threads(t)
                     y = cconv.conv2d(x, w, b, padding=pad, dilation=d, groups=c,
@@ -481,28 +488,44 @@ for case in range(24):
                     excess = max(excess, rel_err(y, ref) / tolerance(dt, 9))
                     ran += 1
 cconv.set_num_threads(1)
-print(_kernels.dw_flat(), flat, ran, excess, h.hexdigest())
+print(_kernels.dw_flat(), count, ran, excess, h.hexdigest())
 """
 
 
+def run_counting_probe(script, var, seed, **env):
+    """A probe that prints its switch, how many problems the switch's C
+    predicate says it takes, how many ran, the worst error over the
+    tolerance and a hash of the results: those, typed."""
+    on, count, ran, excess, digest = run_script(script, var, str(seed), **env)
+    return on == "True", int(count), int(ran), float(excess), digest
+
+
 def run_flat_probe(seed, **env):
-    on, flat, ran, excess, digest = run_script(FLAT_PROBE, "CCONV_DW_FLAT", str(seed), **env)
-    return on == "True", int(flat), int(ran), float(excess), digest
+    return run_counting_probe(FLAT_PROBE, "CCONV_DW_FLAT", seed, **env)
+
+
+def check_switch_keeps_the_bits(run, var, seed, isa, least, problems):
+    """The switch var on and off in two processes of the counting probe
+    ``run``: the switch reads as set, the C predicate counts nothing when
+    off and at least ``least`` problems when on (where the CPU runs
+    ``isa``), ``problems`` ran, both within the suite's tolerances of the
+    float64 reference, and the same multiply-adds in the same order on the
+    same values: the same bits."""
+    on1, n1, ran, ex1, d1 = run(seed, **{var: "1"})
+    on0, n0, _, ex0, d0 = run(seed, **{var: "0"})
+    assert on1 is True and on0 is False
+    assert n0 == 0
+    if isa in _kernels.available_isas():
+        assert n1 >= least, n1
+    assert ran >= problems
+    assert ex1 <= 1.0 and ex0 <= 1.0, (ex1, ex0)
+    assert d1 == d0
 
 
 @pytest.mark.parametrize("seed", [5, 6])
 def test_dw_flat_environment_decides_and_results_agree(seed):
-    on1, flat1, ran, ex1, d1 = run_flat_probe(seed, CCONV_DW_FLAT="1")
-    on0, flat0, _, ex0, d0 = run_flat_probe(seed, CCONV_DW_FLAT="0")
-    assert on1 is True and on0 is False
-    assert flat0 == 0
-    if "avx512" in _kernels.available_isas():  # (16-lane vectors: 33-wide rows at least)
-        assert flat1 >= 2, flat1  # the super-rows ran
-    assert ran >= 24 * 2 * 3
-    # both within the suite's tolerances of the float64 reference, and the
-    # same multiply-adds in the same order: the same bits
-    assert ex1 <= 1.0 and ex0 <= 1.0, (ex1, ex0)
-    assert d1 == d0
+    # (16-lane vectors: 33-wide rows at least; the super-rows ran)
+    check_switch_keeps_the_bits(run_flat_probe, "CCONV_DW_FLAT", seed, "avx512", 2, 24 * 2 * 3)
 
 
 @pytest.mark.parametrize("value", ["", "2", "off"])
@@ -519,16 +542,7 @@ def test_dw_flat_other_values_leave_the_default(value):
 # threads, float32 and float64.  Printed: the choice, how many problems the
 # C predicate says run in place, the worst error against the float64
 # reference over the suite's tolerance, and a hash of the results.
-DIRECT_PROBE = """
-import hashlib, sys, numpy as np, cconv
-from cconv import _kernels, _depthwise
-from cconv._params import make_params
-from isa_switch import forced_isa
-from reference import ref_conv, rel_err, tolerance
-rng = np.random.default_rng(int(sys.argv[1]))
-h = hashlib.sha256()
-direct = ran = 0
-excess = 0.0
+DIRECT_PROBE = COUNTING_PROBE_HEAD + """
 for case in range(20):
     three = case % 4 == 3
     n = int(rng.integers(1, 3)); c = int(rng.integers(1, 6)); m = int(rng.integers(1, 3))
@@ -552,7 +566,7 @@ for case in range(20):
         conv = cconv.conv3d if three else cconv.conv2d
         for isa in _kernels.available_isas():
             with forced_isa(isa):
-                direct += _depthwise.fwd_direct(geom, x.itemsize)
+                count += _depthwise.fwd_direct(geom, x.itemsize)
                 for t in (1, 2, 3):
                     cconv.set_num_threads(t)
                     y = conv(x, w, b, padding=p, groups=c, backend="depthwise_plane")
@@ -563,28 +577,18 @@ for case in range(20):
                     excess = max(excess, rel_err(y, ref) / tolerance(dt, 27 if three else 9))
                     ran += 1
 cconv.set_num_threads(1)
-print(_kernels.dw_direct(), direct, ran, excess, h.hexdigest())
+print(_kernels.dw_direct(), count, ran, excess, h.hexdigest())
 """
 
 
 def run_direct_probe(seed, **env):
-    on, direct, ran, excess, digest = run_script(DIRECT_PROBE, "CCONV_DW_DIRECT", str(seed), **env)
-    return on == "True", int(direct), int(ran), float(excess), digest
+    return run_counting_probe(DIRECT_PROBE, "CCONV_DW_DIRECT", seed, **env)
 
 
 @pytest.mark.parametrize("seed", [3, 4])
 def test_dw_direct_environment_decides_and_results_agree(seed):
-    on1, direct1, ran, ex1, d1 = run_direct_probe(seed, CCONV_DW_DIRECT="1")
-    on0, direct0, _, ex0, d0 = run_direct_probe(seed, CCONV_DW_DIRECT="0")
-    assert on1 is True and on0 is False
-    assert direct0 == 0
-    if "avx2" in _kernels.available_isas():  # (the 256-bit kernel sets read in place)
-        assert direct1 >= 20, direct1
-    assert ran >= 20 * 2 * 3
-    # both within the suite's tolerances of the float64 reference, and the
-    # same multiply-adds in the same order on the same values: the same bits
-    assert ex1 <= 1.0 and ex0 <= 1.0, (ex1, ex0)
-    assert d1 == d0
+    # (the 256-bit kernel sets read in place)
+    check_switch_keeps_the_bits(run_direct_probe, "CCONV_DW_DIRECT", seed, "avx2", 20, 20 * 2 * 3)
 
 
 @pytest.mark.parametrize("value", ["", "2", "off"])
