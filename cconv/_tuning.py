@@ -439,7 +439,7 @@ def tune(layers: Iterable[Any] | None = None, *, ops: Iterable[str] = ("forward"
             x, w, gy = _arrays(q, rng)
             ms = _time_methods(q, _runner(q, x, w, gy), repeat, block_seconds)
             best = min(ms, key=ms.get)
-            default = _dispatch._default(q)[0]
+            default = _dispatch._preferred(q)[0]  # (this CPU kind's table, else the rules)
             table[(q, nt)] = best
             res = TuneResult(problem=problem_key(q), threads=nt, method=best.value,
                              default=default.value, ms={b.value: round(t, 6) for b, t in ms.items()},

@@ -105,6 +105,24 @@ def test_tune_writes_and_a_new_process_uses_it(tmp_path):
     assert len(json.load(open(path))["entries"]) == 2
 
 
+def test_tune_reports_the_default_that_runs(monkeypatch):
+    """A tune result's ``default`` is what runs when nothing is tuned: this
+    CPU kind's table where it has the problem, not only the rules' choice
+    (an entry of the table moved it, and the speedup with it)."""
+    q = _tuning._problem_of_layer(LAYER, "float32", "forward")
+    rules = _dispatch._default(q)[0]
+    other = next(b for b in _dispatch.candidates(q) if b is not rules)
+    monkeypatch.setattr(_dispatch, "_kind_defaults", {(q, cconv.get_num_threads()): other})
+    monkeypatch.setattr(_dispatch, "_choice", {})
+    x = np.random.default_rng(0).standard_normal((2, 16, 12, 12)).astype(np.float32)
+    w = np.random.default_rng(1).standard_normal((16, 16, 3, 3)).astype(np.float32)
+    c = cconv.select_backend(x, w, padding=1, explain=True)
+    assert (c.backend, c.source) == (other, "cpu-kind")
+    (r,) = cconv.tune([LAYER], save=False, repeat=1, block_seconds=0.001)
+    assert r["default"] == other.value != rules.value
+    assert r["speedup"] == pytest.approx(r["ms"][other.value] / r["ms"][r["method"]], rel=1e-3)
+
+
 @pytest.mark.parametrize("kind", ["garbage", "not_json_object", "other_format", "version",
                                   "foreign_cpu", "foreign_core", "no_core", "foreign_isa", "no_entries"])
 def test_bad_files_are_ignored_with_a_warning(tmp_path, kind):
