@@ -48,6 +48,7 @@ cdef extern from "depthwise/depthwise.h" nogil:
     int cc_dw_fwd_parallel(const cc_geom *g)
     int cc_dw_fwd_flat(const cc_geom *g, int64_t elsize)
     int cc_dw_fwd_direct(const cc_geom *g, int64_t elsize)
+    int cc_dw_adj_planes(const cc_geom *g)
 
 include "_isa.pxi"
 
@@ -141,6 +142,15 @@ def fwd_direct(tuple geom, int itemsize):
     paddings wider than two vectors take the row buffers still."""
     cdef cc_geom g
     return _filled(&g, geom) and bool(cc_dw_fwd_direct(&g, itemsize))
+
+
+def adj_planes(tuple geom):
+    """True when the adjoint (grad_input of ``geom``'s convolution; the
+    forward of its transposed one) runs the planes by the plane form of the
+    stride-2 kernel (src/depthwise/dwadj2.inc, adj2p): stride 2 and K x K
+    taps, K = 2 to 5, dilation 1, in both directions."""
+    cdef cc_geom g
+    return _filled(&g, geom) and bool(cc_dw_adj_planes(&g))
 
 
 cdef int _fwd(tuple geom, x, w, b, y, int nthreads, int path) except -1:

@@ -339,6 +339,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_long_kc()
     int cc_cpu_dw_flat()
     int cc_cpu_dw_direct()
+    int cc_cpu_dw_a2p()
     int cc_cpu_ig_inplace()
 
 
@@ -373,6 +374,13 @@ def dw_direct():
     into row buffers (src/core/cpu.h: CCONV_DW_DIRECT, else on every
     CPU)."""
     return bool(cc_cpu_dw_direct())
+
+
+def dw_a2p():
+    """Whether the depthwise adjoint of stride 2 with K x K taps (K = 2 to
+    5) runs plane by plane, several rows a step, rather than row by row
+    (src/core/cpu.h: CCONV_DW_A2P, else on every CPU)."""
+    return bool(cc_cpu_dw_a2p())
 
 
 def ig_inplace():

@@ -696,3 +696,105 @@ def test_igemm_inplace_bad_arguments():
                        "float32").geom()
     assert _kernels.igemm_inplace(geom, 3) is False  # no kernels for 3-byte elements
     assert _kernels.ig_inplace() in ("off", "all", "wide")
+
+
+# The depthwise adjoint of stride 2 and K x K taps plane by plane (adj2p,
+# CCONV_DW_A2P) against row by row: random 2-D and 3-D problems, K = 2 to 5,
+# paddings 0 to K (some past the kernel), output paddings, odd and even
+# widths and heights from 1 row up, multipliers, bias; the transposed
+# convolution's forward and the convolution's grad_input; every instruction
+# set, 1-3 threads, float32 and float64.  The two add the same products in
+# different orders, so the values are compared with the float64 reference
+# (the suite's tolerance), not with each other.  Printed: the choice, how
+# many problems the C predicate says run by planes, how many ran, the worst
+# error over the tolerance, and a hash of the results.
+A2P_PROBE = COUNTING_PROBE_HEAD + """
+from reference import ref_conv_transpose, ref_conv_grad_input
+for case in range(16):
+    three = case % 4 == 3
+    k = int(rng.integers(2, 6)); n = int(rng.integers(1, 3)); c = int(rng.integers(1, 5))
+    m = int(rng.integers(1, 3))
+    pad = int(rng.integers(0, k)) if case % 5 else k
+    opad = int(rng.integers(0, 2))
+    hh = int(rng.integers(1, 14)); ww = int(rng.choice([1, 2, 3, 7, 8, 9, 16, 17, 28, 33, 40]))
+    bias = bool(rng.integers(0, 2))
+    nd = 3 if three else 2
+    dd = int(rng.integers(1, 4)) if three else 0
+    sp = (dd, hh, ww) if three else (hh, ww)
+    kk = (3, k, k) if three else (k, k)
+    st = (1, 2, 2) if three else 2
+    pp = (1, pad, pad) if three else pad
+    op = (0, opad, opad) if three else opad
+    for dt in ("float32", "float64"):
+        # the transposed convolution: c * m input channels in c * m groups
+        x = rng.standard_normal((n, c * m) + sp).astype(dt)
+        w = rng.standard_normal((c * m, 1) + kk).astype(dt)
+        b = rng.standard_normal(c * m).astype(dt) if bias else None
+        try:
+            ref = ref_conv_transpose(x.astype(np.float64), w.astype(np.float64),
+                                     None if b is None else b.astype(np.float64), st, pp, op,
+                                     groups=c * m)
+        except ValueError:
+            continue
+        if min(ref.shape[2:]) < 1:
+            continue
+        gt = make_params(x.shape, w.shape, None, st, pp, 1, True, op, c * m, "t", dt).geom()
+        # the convolution's grad_input: c input channels, multiplier m
+        xs = (n, c) + tuple(ref.shape[2:])
+        gy = rng.standard_normal((n, c * m) + sp).astype(dt)
+        gc = make_params(xs, w.shape, None, st, pp, 1, False, 0, c, "t", dt).geom()
+        try:
+            gref = ref_conv_grad_input(gy.astype(np.float64), w.astype(np.float64), xs, st, pp,
+                                       groups=c)
+        except ValueError:
+            continue
+        tconv = cconv.conv_transpose3d if three else cconv.conv_transpose2d
+        for isa in _kernels.available_isas():
+            with forced_isa(isa):
+                count += _depthwise.adj_planes(gt) + _depthwise.adj_planes(gc)
+                for t in (1, 2, 3):
+                    cconv.set_num_threads(t)
+                    y = tconv(x, w, b, stride=st, padding=pp, output_padding=op, groups=c * m)
+                    gx = cconv.convolution_backward(gy, np.zeros(xs, dt), w, None, st, pp, 1,
+                                                    False, 0, c, [True, False, False],
+                                                    backend="depthwise")[0]
+                    h.update(isa.encode()); h.update(y.tobytes()); h.update(gx.tobytes())
+                    red = int(np.prod(kk))
+                    excess = max(excess, rel_err(y, ref) / tolerance(dt, red),
+                                 rel_err(gx, gref) / tolerance(dt, m * red))
+                    ran += 1
+cconv.set_num_threads(1)
+print(_kernels.dw_a2p(), count, ran, excess, h.hexdigest())
+"""
+
+
+def run_a2p_probe(seed, **env):
+    return run_counting_probe(A2P_PROBE, "CCONV_DW_A2P", seed, **env)
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_dw_a2p_environment_decides_and_results_agree(seed):
+    on1, n1, ran, ex1, _ = run_a2p_probe(seed, CCONV_DW_A2P="1")
+    on0, n0, ran0, ex0, _ = run_a2p_probe(seed, CCONV_DW_A2P="0")
+    assert on1 is True and on0 is False
+    assert n0 == 0
+    assert n1 >= 20, n1  # the plane form ran, on every instruction set
+    assert ran == ran0 and ran >= 10 * 3, ran
+    # both within the suite's tolerances of the float64 reference
+    assert ex1 <= 1.0 and ex0 <= 1.0, (ex1, ex0)
+
+
+@pytest.mark.parametrize("value", ["", "2", "off"])
+def test_dw_a2p_other_values_leave_the_default(value):
+    on, n, _, ex, _ = run_a2p_probe(23, CCONV_DW_A2P=value)
+    assert on is True and n > 0
+    assert ex <= 1.0
+
+
+def test_adj_planes_bad_arguments():
+    from cconv import _depthwise
+    assert _depthwise.adj_planes((1, 2)) is False  # not a geometry: no
+    assert _depthwise.adj_planes(()) is False
+    with pytest.raises(TypeError, match="geom"):
+        _depthwise.adj_planes("x")
+    assert _kernels.dw_a2p() in (True, False)

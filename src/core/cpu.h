@@ -70,6 +70,18 @@ int cc_cpu_dw_flat(void);
  * 4 only (figures in depthwise/dw2d.inc); AVX2-only CPUs unmeasured. */
 int cc_cpu_dw_direct(void);
 
+/* 1 when the depthwise adjoint of stride 2 in both directions with K x K
+ * taps, K = 2 to 5 (grad_input of such convolutions, the forward of such
+ * transposed ones), runs plane by plane, several rows a step with the
+ * weights in registers (depthwise/dwadj2.inc: adj2p), else 0: row by row
+ * (adj2).  CCONV_DW_A2P=0 or 1 in the environment decides; otherwise on
+ * every CPU (the two add the same products in different orders: the values
+ * differ by float rounding; the switch is there to compare them).
+ * Measured on AMD EPYC Zen 4 (0.34-0.59 of the row form's time at 1 and 2
+ * threads, AVX-512 and AVX2 kernels: docs/internals.md); other CPUs
+ * unmeasured. */
+int cc_cpu_dw_a2p(void);
+
 /* Where the implicit GEMM's direct mode writes its output in place over
  * one K block (igemm/ig_plan.h: inplace) rather than through the wide C
  * block and a row copy: 0 nowhere, 1 on every kernel set, 2 on those of

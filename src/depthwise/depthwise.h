@@ -92,6 +92,10 @@ int cc_dw_fwd_flat(const cc_geom *g, int64_t elsize);
  * set it runs, else 0 (paddings wider than two vectors still take the
  * ring). */
 int cc_dw_fwd_direct(const cc_geom *g, int64_t elsize);
+/* 1 when the adjoint (grad_input; the transposed convolution's forward)
+ * runs g's planes by the plane form of the stride-2 kernel (dw_internal.h:
+ * dw_adj_planes; core/cpu.h: cc_cpu_dw_a2p), else 0. */
+int cc_dw_adj_planes(const cc_geom *g);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -40,6 +40,14 @@
  *          0 <= i < n; g rows are zero-padded gradient rows (g[e][u] =
  *          gy[u - L]) readable up to u < n/2 + (pw+1)/2 + L + DW_VMAX + 1.
  *          adj2[K - 2].
+ *   adj2p  the same for the rows [r0, r1) of a plane, stride 2 and K x K
+ *          taps (K = 2 to 5) in both directions (dw_a2p_<dtype>):
+ *          y[i][j] = (acc ? y[i][j] : init)
+ *              + sum_{kh,kw<K: i+ph-kh, j+pw-kw even}
+ *                    w[kh*K + kw] * G[(i+ph-kh)/2][(j+pw-kw)/2 + L],
+ *          G[oh] the padded gradient row g + (oh - glo) * gs for glo <= oh
+ *          < ghi (as adj2's g rows, readable as far), zeros otherwise (zrow,
+ *          gs elements).  adj2p[K - 2].
  *   cl     one output row of a 2-D depthwise conv with multiplier 1, in
  *          channels-last layout over Cp channels (Cp a multiple of
  *          DW_VMAX, buffers padded to it):
@@ -124,6 +132,18 @@
     typedef void (*dw_adj2_##SFX##_fn)(int64_t n, int ne, const T *const *g,  \
                                        const T *const *wr, int64_t pw, T init,\
                                        T *out);                               \
+    typedef struct dw_a2p_##SFX {                                             \
+        const T *g;          /* gradient rows glo..ghi-1, gs apart */        \
+        int64_t glo, ghi, gs;                                                 \
+        const T *zrow;       /* gs zeros */                                  \
+        int64_t r0, r1;      /* output rows to write */                      \
+        int64_t ph, pw, IW;  /* the forward's padding; the output width */   \
+        const T *w;          /* K*K weights */                               \
+        T init;              /* every output's start (acc == 0) */           \
+        int acc;             /* add to y instead */                          \
+        T *y;                /* output row 0; rows IW apart */               \
+    } dw_a2p_##SFX;                                                           \
+    typedef void (*dw_a2p_##SFX##_fn)(const dw_a2p_##SFX *a);                 \
     typedef int (*dw_cl_##SFX##_fn)(int64_t OW, int64_t Cp, int ne,           \
                                     const T *const *src,                      \
                                     const T *const *wr, int64_t KW,           \
@@ -143,6 +163,7 @@
         dw_plane_##SFX##_fn plane_dil[2]; /* 3x3 stride 1, dilation 2, 4 */   \
         dw_wg_##SFX##_fn wg;                                                  \
         dw_adj2_##SFX##_fn adj2[4]; /* [K - 2] */                             \
+        dw_a2p_##SFX##_fn adj2p[4]; /* [K - 2] */                             \
         dw_cl_##SFX##_fn cl;                                                  \
         dw_split2_##SFX##_fn split2;                                          \
         dw_join2_##SFX##_fn join2;                                            \
@@ -390,6 +411,15 @@ static inline int dw_plane_dil_spec(const dw_dims *d)
 static inline int dw_plane_spec(const dw_dims *d)
 {
     return dw_plane3_spec(d) || dw_plane_dil_spec(d);
+}
+
+/* 1 when the adjoint (dw_adj.inc) runs d's planes by the plane form of the
+ * stride-2 kernel (adj2p): stride 2 and K x K taps, K = 2 to 5, dilation 1,
+ * in both directions, where core/cpu.h's cc_cpu_dw_a2p says. */
+static inline int dw_adj_planes(const dw_dims *d)
+{
+    return d->sh == 2 && d->sw == 2 && d->dh == 1 && d->dw == 1 && d->KH == d->KW &&
+           d->KW >= 2 && d->KW <= 5 && cc_cpu_dw_a2p();
 }
 
 /* 1 when the forward's plane path runs d's planes by super-rows, in row

@@ -15,6 +15,7 @@
 #define DW_FN(name) CC_ISA_NAME(CC_CAT(cc_dw_, name))
 #define DW_PLANE_T CC_CAT(dw_plane_, CC_SFX)
 #define DW_KERN_T CC_CAT(dw_kern_, CC_SFX)
+#define DW_A2P_T CC_CAT(dw_a2p_, CC_SFX)
 #define DW_VMAX DW_VM
 
 /* output rows per step of the plane kernels (at most DW_RMAX) */
@@ -86,6 +87,7 @@ const DW_KERN_T CC_ISA_NAME(cc_dw_kern) = {
     {DW_FN(k3d2), DW_FN(k3d4)},
     DW_FN(wg),
     {DW_FN(a2k2), DW_FN(a2k3), DW_FN(a2k4), DW_FN(a2k5)},
+    {DW_FN(a2p2), DW_FN(a2p3), DW_FN(a2p4), DW_FN(a2p5)},
     DW_FN(cl),
     DW_FN(split2),
     DW_FN(join2)};
