@@ -805,6 +805,13 @@ def _missing(mode):
     return c_programs.missing(mode, ISAS)
 
 
+def _adjoint_planes(out):
+    """How many adjoints dw_check's output says the stride-2 plane form
+    (adj2p) ran."""
+    m = re.search(r"adjoint by stride-2 planes: (\d+)", out)
+    return int(m.group(1)) if m else -1
+
+
 @pytest.mark.skipif(_missing("native") is not None, reason=str(_missing("native")))
 def test_c_native():
     """Every instruction set the CPU runs vs the naive C reference and the
@@ -814,6 +821,7 @@ def test_c_native():
         assert isa in out.splitlines()[0]
     paths = re.search(r"plane (\d+), rows (\d+), channels-last (\d+)", out)
     assert paths and min(int(v) for v in paths.groups()) > 0, out  # every forward path ran
+    assert _adjoint_planes(out) > 0, out  # the stride-2 adjoint's plane form ran
 
 
 @pytest.mark.skipif(_missing("simde") is not None, reason=str(_missing("simde")))
@@ -830,6 +838,7 @@ def test_c_neon_under_qemu():
     against the naive C reference and the scalar kernels."""
     out = c_programs.run("dw_check", "aarch64", "150", "3")
     assert "neon" in out.splitlines()[0]
+    assert _adjoint_planes(out) > 0, out
 
 
 # ---- the backend module through the public API ------------------------------

@@ -306,9 +306,11 @@ int main(int argc, char **argv)
             printf(" %s", cc_isa_name(i));
     printf("\n");
     int64_t paths[3] = {0, 0, 0}; /* the forward paths the defaults want: plane, rows, cl */
+    int64_t adjp = 0;              /* adjoints run by the stride-2 plane form */
     for (int it = 0; it < iters; it++) {
         cc_geom g;
         rand_geom(&g);
+        adjp += cc_dw_adj_planes(&g);
         for (int64_t es = 4; es <= 8; es += 4) {
             const int path = cc_dw_fwd_wanted(CC_DW_PATH_CL, &g, es)      ? CC_DW_PATH_CL
                              : cc_dw_fwd_wanted(CC_DW_PATH_PLANE, &g, es) ? CC_DW_PATH_PLANE
@@ -342,6 +344,7 @@ int main(int argc, char **argv)
     }
     printf("forward paths: plane %lld, rows %lld, channels-last %lld\n", (long long)paths[0],
            (long long)paths[1], (long long)paths[2]);
+    printf("adjoint by stride-2 planes: %lld\n", (long long)adjp);
     printf("%d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;
 }
