@@ -16,6 +16,7 @@ import pytest
 import cconv
 from cconv import Backend
 from reference import (
+    assert_close,
     fd_grad,
     nonfinite_mismatch,
     rel_err,
@@ -1242,3 +1243,43 @@ def test_complex_nonfinite_gradients_have_torchs_pattern():
                 for part, have, r_part in (("real", got[name].real, r[0]), ("imag", got[name].imag, r[1])):
                     why = nonfinite_mismatch(have, r_part)
                     assert why is None, (t, name, who, part, why)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_1x1_adjoint_writes_every_element(seed):
+    """The 1x1 adjoint's direct GEMMs start from beta 0 where there is no
+    bias (x is not set first): every element must still be written.  The
+    output memory is filled with NaN first (``out=``), so an element left
+    unwritten, or a GEMM that keeps C's NaN at beta 0, shows; random sizes
+    from one position up (GEMV-shaped products), groups, 1-3 threads,
+    float32 and float64, with and without bias, against the float64
+    reference; and grad_input through convolution_backward."""
+    rng = np.random.default_rng(100 + seed)
+    for case in range(12):
+        g = int(rng.choice([1, 1, 2, 3]))
+        ci = g * int(rng.integers(1, 40)); co = g * int(rng.integers(1, 40))
+        h = int(rng.integers(1, 40)); w_ = int(rng.choice([1, 2, 3, 17, 64, 301]))
+        n = int(rng.integers(1, 4))
+        for dt in (np.float32, np.float64):
+            x = rng.standard_normal((n, ci, h, w_)).astype(dt)
+            w = rng.standard_normal((ci, co // g, 1, 1)).astype(dt)
+            b = rng.standard_normal(co).astype(dt) if case % 3 == 0 else None
+            ref = ref_conv_transpose(x.astype(np.float64), w.astype(np.float64),
+                                     None if b is None else b.astype(np.float64), groups=g)
+            gy = rng.standard_normal((n, co, h, w_)).astype(dt)
+            wf = rng.standard_normal((co, ci // g, 1, 1)).astype(dt)
+            gref = ref_conv_grad_input(gy.astype(np.float64), wf.astype(np.float64),
+                                       (n, ci, h, w_), groups=g)
+            for t in (1, 2, 3):
+                cconv.set_num_threads(t)
+                try:
+                    out = np.full(ref.shape, np.nan, dt)
+                    y = cconv.conv_transpose2d(x, w, b, groups=g, out=out, backend="gemm_1x1")
+                    gx = cconv.convolution_backward(gy, np.zeros((n, ci, h, w_), dt), wf, None,
+                                                    1, 0, 1, False, 0, g, (True, False, False),
+                                                    backend="gemm_1x1")[0]
+                finally:
+                    cconv.set_num_threads(1)
+                assert y is out
+                assert_close(y, ref, dt, ci // g)
+                assert_close(gx, gref, dt, co // g)
