@@ -413,6 +413,11 @@ static inline int dw_plane_spec(const dw_dims *d)
     return dw_plane3_spec(d) || dw_plane_dil_spec(d);
 }
 
+/* Output rows per call of the adjoint's plane form (dw_adj.inc): its
+ * gradient rows, (DW_A2P_CHUNK + K) / 2 + 1 <= 31 for K <= 5, stay within
+ * the 2 K + 28 rows cc_dw_geom_ok bounds a thread's row buffers by. */
+#define DW_A2P_CHUNK 56
+
 /* 1 when the adjoint (dw_adj.inc) runs d's planes by the plane form of the
  * stride-2 kernel (adj2p): stride 2 and K x K taps, K = 2 to 5, dilation 1,
  * in both directions, where core/cpu.h's cc_cpu_dw_a2p says. */
