@@ -1255,6 +1255,7 @@ def test_1x1_adjoint_writes_every_element(seed):
     float32 and float64, with and without bias, against the float64
     reference; and grad_input through convolution_backward."""
     rng = np.random.default_rng(100 + seed)
+    prev = cconv.get_num_threads()
     for case in range(12):
         g = int(rng.choice([1, 1, 2, 3]))
         ci = g * int(rng.integers(1, 40)); co = g * int(rng.integers(1, 40))
@@ -1279,7 +1280,7 @@ def test_1x1_adjoint_writes_every_element(seed):
                                                     1, 0, 1, False, 0, g, (True, False, False),
                                                     backend="gemm_1x1")[0]
                 finally:
-                    cconv.set_num_threads(1)
+                    cconv.set_num_threads(prev)
                 assert y is out
                 assert_close(y, ref, dt, ci // g)
                 assert_close(gx, gref, dt, co // g)
