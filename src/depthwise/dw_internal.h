@@ -413,6 +413,22 @@ static inline int dw_plane_spec(const dw_dims *d)
     return dw_plane3_spec(d) || dw_plane_dil_spec(d);
 }
 
+/* The adjoint's plane paths walk an item's input-side rows [*r, r1)
+ * (depth-major: row r is row r % IH of plane r / IH) in runs within one
+ * plane of at most cap rows: the next run is rows [*ih, *ie) of plane *id,
+ * *r moves past it, and the return says whether depth tap kd reaches the
+ * plane from a gradient depth (*od, valid only then). */
+static inline int dw_adj_run(const dw_dims *d, int64_t kd, int64_t r1, int64_t cap, int64_t *r,
+                             int64_t *id, int64_t *ih, int64_t *ie, int64_t *od)
+{
+    *id = *r / d->IH, *ih = *r % d->IH;
+    *ie = dw_min(dw_min(d->IH, *ih + (r1 - *r)), *ih + cap);
+    *r += *ie - *ih;
+    const int64_t odn = *id + d->pd - kd * d->dd;
+    *od = odn / d->sd;
+    return odn >= 0 && odn % d->sd == 0 && *od < d->OD;
+}
+
 /* Output rows per call of the adjoint's plane form (dw_adj.inc): its
  * gradient rows, (DW_A2P_CHUNK + K) / 2 + 1 <= 31 for K <= 5, stay within
  * the 2 K + 28 rows cc_dw_geom_ok bounds a thread's row buffers by. */
