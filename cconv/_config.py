@@ -198,23 +198,27 @@ def _kind_line() -> str:
 
 def _wino_rule() -> str:
     """show_config's words for the dense Winograd's default rule under
-    AVX-512 (src/gemm/gemm_conv.c: smaller layers where the 16 lanes run
-    on 256-bit units)."""
+    AVX-512 (src/gemm/gemm_conv.c: the smaller layers too where
+    cc_cpu_wino_small says, else the larger ones only)."""
     from ._dispatch import simd_level
 
     if simd_level() != "avx512":
         return ""
-    return ", Winograd rule for " + ("256-bit units" if _kernels.wino_small() else "512-bit units")
+    return ", Winograd rule: " + ("small layers too" if _kernels.wino_small() else "large layers only")
 
 
 def _kc_words() -> str:
     """show_config's words for the AVX-512 micro-kernels' K blocks
-    (src/core/cpu.h: cc_cpu_long_kc)."""
+    (src/core/cpu.h: cc_cpu_long_kc, and cc_cpu_uk_long_kc for the own
+    GEMM where it runs)."""
     from ._dispatch import simd_level
 
     if simd_level() != "avx512":
         return ""
-    return ", K blocks of " + ("512" if _kernels.long_kc() else "128")
+    words = ", K blocks of " + ("512" if _kernels.long_kc() else "128")
+    if _kernels.uk_gemm_runs():
+        words += " (own GEMM " + ("512" if _kernels.uk_long_kc() else "128") + ")"
+    return words
 
 
 def show_config(file: Any = None) -> None:

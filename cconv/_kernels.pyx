@@ -337,6 +337,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_dw_256()
     int cc_cpu_wino_small()
     int cc_cpu_long_kc()
+    int cc_cpu_uk_long_kc()
     int cc_cpu_dw_flat()
     int cc_cpu_dw_direct()
     int cc_cpu_dw_a2p()
@@ -393,17 +394,22 @@ def ig_inplace():
 def wino_small():
     """Whether the dense Winograd is the default for the smaller float32 3x3
     layers under 16-lane kernels (>= 32 channels, >= 14x14 outputs, >= 196
-    tiles in the batch: src/core/cpu.h: CCONV_WINO_SMALL, else AMD family
-    25, Zen 4).  It matters only while the AVX-512 kernels are in use."""
+    tiles in the batch: src/core/cpu.h: CCONV_WINO_SMALL, else on every
+    CPU).  It matters only while the AVX-512 kernels are in use."""
     return bool(cc_cpu_wino_small())
 
 
 def long_kc():
-    """Whether the AVX-512 micro-kernels of the implicit GEMM and of the own
-    GEMM run K blocks of 512 rather than 128 (src/core/cpu.h:
-    CCONV_LONG_KC, else every vendor but Intel).  It matters only while
-    the AVX-512 kernels are in use."""
+    """Whether the AVX-512 micro-kernels of the implicit GEMM run K blocks
+    of 512 rather than 128 (src/core/cpu.h: CCONV_LONG_KC, else on every
+    CPU).  It matters only while the AVX-512 kernels are in use."""
     return bool(cc_cpu_long_kc())
+
+
+def uk_long_kc():
+    """The same for the own GEMM's micro-kernel calls (src/core/cpu.h:
+    CCONV_UK_LONG_KC, else every vendor but Intel)."""
+    return bool(cc_cpu_uk_long_kc())
 
 
 def prefetch_rows():
@@ -416,9 +422,9 @@ def prefetch_rows():
 def uk_gemm():
     """Whether the GEMM convolutions' float32 products may run on the
     implicit GEMM's micro-kernels where they win (src/gemm/uk_gemm.c)
-    rather than OpenBLAS's: the vendor choice (src/core/cpu.h:
-    CCONV_UK_GEMM, else every vendor but Intel).  They run there only with
-    the 16-lane float32 kernels (AVX-512)."""
+    rather than OpenBLAS's (src/core/cpu.h: CCONV_UK_GEMM, else on every
+    CPU).  They run there only with the 16-lane float32 kernels
+    (AVX-512)."""
     return bool(cc_cpu_uk_gemm())
 
 

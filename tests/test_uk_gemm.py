@@ -1,8 +1,8 @@
 """The GEMM on the implicit GEMM's micro-kernels (src/gemm/uk_gemm.c), which
 takes the float32 products of the GEMM convolutions (im2col + GEMM, 1x1)
 and of their adjoints (transposed convolutions and grad_input: A
-transposed) from OpenBLAS on 16-lane kernels (AVX-512) on CPUs other than
-Intel's (``CCONV_UK_GEMM`` decides where set).
+transposed) from OpenBLAS on 16-lane kernels (AVX-512) (``CCONV_UK_GEMM``
+decides where set; its K blocks: ``CCONV_UK_LONG_KC``).
 
 Shapes chosen to cross every block edge of the driver: output channels (M)
 not a multiple of the 8-row panels and above the 384-row A block, a

@@ -27,15 +27,20 @@ int cc_cpu_family(void);
  * AVX-512) 1.1-1.6x faster on ResNeXt and MobileNet-stem layers at one
  * thread (the implicit GEMM), 1.1-1.45x on 3x3 layers at two (Winograd),
  * on an Intel Xeon (Sapphire Rapids) the implicit GEMM's 1.1x slower (its
- * fill buffers ran full). */
+ * fill buffers ran full); again on an Intel Xeon with AMX (AVX-512) at one
+ * thread: 0.98-1.02 on most layers, MobileNet's stem 1.09, ResNeXt's 28x28
+ * layer 1.05. */
 int cc_cpu_prefetch_rows(void);
 
 /* 1 when the float32 GEMMs of the GEMM convolutions run on the implicit
  * GEMM's 16-lane micro-kernels (gemm/uk_gemm.c) rather than OpenBLAS's,
  * else 0.  CCONV_UK_GEMM=0 or 1 in the environment decides; otherwise on
- * every CPU but Intel's: measured on AMD EPYC Zen 4 (OpenBLAS runs its
- * SkylakeX kernels there), not on an Intel AVX-512 CPU, whose OpenBLAS
- * kernels are its own. */
+ * every CPU (they run only with 16-lane float32 kernels: uk_gemm.h).
+ * Measured on AMD EPYC Zen 4 and on an Intel Xeon (AVX-512, OpenBLAS's
+ * SkylakeX kernels on both): there ResNet-50's 256 -> 64 1x1 layer took
+ * 0.75 / 0.82 of OpenBLAS's time at 1 / 2 threads, its other 1x1 layers
+ * 0.81-0.96, DCGAN's transposed layer 0.93, ViT's patches and a 1-D k2 s2
+ * layer 0.96-1.02. */
 int cc_cpu_uk_gemm(void);
 
 /* 1 when the AVX-512 build runs depthwise kernels that read rows at
@@ -48,8 +53,10 @@ int cc_cpu_uk_gemm(void);
  * 0.79-0.96 of the time of the 512-bit ones on MobileNet-like planes of 20
  * to 112 columns at stride 1, 0.83-0.95 at stride 2, and the weight
  * gradient 0.82-0.98, 1 and 2 threads (depthwise/dw_dispatch.c has the
- * figures).  Not on Intel's AVX-512 nor on later AMD families, whose units
- * are 512 bits wide (unmeasured there). */
+ * figures).  Not on Intel's AVX-512 (512-bit units: on an Intel Xeon the
+ * 256-bit kernels took 0.90-0.94 of the time on MobileNetV2's stride-1
+ * 112x112 plane, 1.03-1.25 on the 5x5, 7x7, stride-2 and 3-D layers) nor
+ * on later AMD families (unmeasured). */
 int cc_cpu_dw_256(void);
 
 /* 1 when the depthwise forward runs dilated 3x3 planes whose rows fill
@@ -78,15 +85,17 @@ int cc_cpu_dw_direct(void);
  * every CPU (the two add the same products in different orders: the values
  * differ by float rounding; the switch is there to compare them).
  * Measured on AMD EPYC Zen 4 (0.34-0.59 of the row form's time at 1 and 2
- * threads, AVX-512 and AVX2 kernels: docs/internals.md); other CPUs
- * unmeasured. */
+ * threads, AVX-512 and AVX2 kernels: docs/internals.md) and on an Intel
+ * Xeon (AVX-512, one thread: 0.44-0.75); ARM unmeasured. */
 int cc_cpu_dw_a2p(void);
 
 /* Where the implicit GEMM's direct mode writes its output in place over
  * one K block (igemm/ig_plan.h: inplace) rather than through the wide C
  * block and a row copy: 0 nowhere, 1 on every kernel set, 2 on those of
  * 64-byte vectors (AVX-512, with a compressing store), the default
- * (measured on AMD Zen 4 only; Intel's AVX-512 unmeasured).
+ * (measured on AMD Zen 4, and on an Intel Xeon's AVX-512: 0.82 of the
+ * time on MobileNet's stem, 0.89-0.95 on grouped layers, 0.92 on a 1-D k5
+ * layer, 0.99-1.01 elsewhere, one thread).
  * CCONV_IG_INPLACE=0 or 1 in the environment decides (the same bits
  * either way: the switch is there to compare the two). */
 int cc_cpu_ig_inplace(void);
@@ -94,25 +103,33 @@ int cc_cpu_ig_inplace(void);
 /* 1 when the dense Winograd (winograd/wino_conv.h) is the default for
  * float32 3x3 layers of 32 channels or more on images of 14x14 outputs or
  * more with 196 tiles or more in the batch (depths counted as images)
- * under 16-lane kernels, below the rule for CPUs with 512-bit units
+ * under 16-lane kernels, below the older rule for 512-bit units
  * (gemm/gemm_conv.c), else 0.  CCONV_WINO_SMALL=0 or 1 in the
- * environment decides; otherwise on AMD CPUs of family 25 (Zen 4, whose
- * AVX-512 runs on 256-bit units): there Winograd took 0.58-0.92 of the
- * implicit GEMM's time on such layers at one thread, 0.61-0.91 at two
- * (gemm_conv.c has the figures).  Unmeasured on Intel's AVX-512 and later
- * AMD families, which keep the rule measured on 512-bit units. */
+ * environment decides; otherwise on every CPU.  On AMD EPYC Zen 4 (whose
+ * AVX-512 runs on 256-bit units) Winograd took 0.58-0.92 of the implicit
+ * GEMM's time on such layers at one thread, 0.61-0.91 at two (gemm_conv.c
+ * has the figures); on an Intel Xeon (512-bit units) 0.80 / 0.78 (a 4-group
+ * 3x3 layer, 1 / 2 threads), 0.90 / 0.85 (ResNeXt's 14x14 layer), 0.95 /
+ * 0.89 (a dilated 1-D TCN layer), forward + backward 0.93-1.01.  Later AMD
+ * families (512-bit units) unmeasured. */
 int cc_cpu_wino_small(void);
 
 /* 1 when the 64-byte-vector (AVX-512) micro-kernels of the implicit GEMM
- * and of the own GEMM run K blocks of 512 rather than 128 (igemm/ig_plan.h:
- * IG_KC_BYTES_WIDE, gemm/uk_gemm.c), else 0.  CCONV_LONG_KC=0 or 1 in the
- * environment decides; otherwise on every CPU but Intel's: measured on AMD
- * EPYC Zen 4, where each micro-kernel call's C tile and pipeline fill cost
- * 8% of a call at kc 128 and the layers ran in 0.92-0.99 of the time; not
- * on an Intel AVX-512 CPU (two FMA units, and a B panel of 512 rows then
- * streams from its L2), unmeasured there.  The K blocks change the order
- * of the sums, so the values differ by float rounding between the two. */
+ * run K blocks of 512 rather than 128 (igemm/ig_plan.h: IG_KC_BYTES_WIDE),
+ * else 0.  CCONV_LONG_KC=0 or 1 in the environment decides; otherwise on
+ * every CPU: measured on AMD EPYC Zen 4, where each micro-kernel call's C
+ * tile and pipeline fill cost 8% of a call at kc 128 and the layers ran in
+ * 0.92-0.99 of the time, and on an Intel Xeon (AVX-512), 0.88-1.01
+ * (ig_plan.h has the figures).  The K blocks change the order of the sums,
+ * so the values differ by float rounding between the two. */
 int cc_cpu_long_kc(void);
+
+/* The same for the own GEMM's micro-kernel calls (gemm/uk_gemm.c):
+ * CCONV_UK_LONG_KC=0 or 1 decides; otherwise on every CPU but Intel's:
+ * on an Intel Xeon (48 KiB L1) ResNet-50's 256 -> 64 1x1 layer took 1.12
+ * of the time with the long blocks, the rest 0.95-1.02 (uk_gemm.c); on
+ * AMD Zen 4 0.95-0.99. */
+int cc_cpu_uk_long_kc(void);
 
 #pragma GCC visibility pop
 #ifdef __cplusplus

@@ -25,7 +25,7 @@ static inline int cc_uk_gemm_f64(int trans_a, int trans_b, int64_t M, int64_t N,
 }
 
 /* 1 when float32 products may run on these kernels in this process: the
- * vendor choice (core/cpu.h: cc_cpu_uk_gemm) with 16-lane float32 kernels
+ * choice of core/cpu.h (cc_cpu_uk_gemm) with 16-lane float32 kernels
  * (AVX-512), the only ones measured faster than OpenBLAS. */
 int cc_uk_gemm_runs(void);
 #pragma GCC visibility pop

@@ -46,8 +46,12 @@
  * 0.986, resnet50_stem 0.985, conv1d_k5_64 0.992, resnet50_3x3_s2 0.998,
  * small groups and stems 0.994-1.001; 2 threads 0.92-0.97; float64
  * conv3d_stem 0.959, others 0.977-1.006.  The AVX2 kernels (NR 24: kc 256
- * already) gained nothing from more (0.975-1.009) and keep 24 KiB.  Where
- * core/cpu.h's cc_cpu_long_kc says (not on Intel: unmeasured there). */
+ * already) gained nothing from more (0.975-1.009) and keep 24 KiB.  Intel
+ * Xeon (AVX-512, 2 FMA units, 48 KiB L1), 3 alternations, kc 512 / 128:
+ * 1 thread conv1d_k5_64 0.876, r3d s2 0.927, wav2vec_conv1d 0.929,
+ * grouped 3x3 0.939, conv3d_stem 0.954, ResNeXt 14x14 0.953, others
+ * 0.97-1.01; 2 threads 0.88-1.00.  Where core/cpu.h's cc_cpu_long_kc (the
+ * implicit GEMM) and cc_cpu_uk_long_kc (the own GEMM) say. */
 #define IG_KC_BYTES_WIDE ((int64_t)96 << 10)
 #define IG_BAND_WHOLE_BYTES ((int64_t)192 << 10) /* packed mode: larger bands go by K block */
 
@@ -127,13 +131,15 @@ static inline int64_t ig_round_down_nr_(int64_t w, int64_t nr) { return w < nr ?
  * of the plans tell apart from the narrower sets. */
 static inline int64_t ig_vector_bytes(int lanes, int64_t elsize) { return (int64_t)lanes * elsize; }
 /* The K block of a micro-kernel call with NR columns: IG_KC_BYTES_WIDE's
- * (512 rows) on 64-byte vectors where cc_cpu_long_kc says, else
- * IG_KC_BYTES's; at least 16 rows.  The implicit GEMM and the own GEMM
- * (gemm/uk_gemm.inc) both. */
-static inline int64_t ig_kc(int lanes, int64_t elsize, int64_t nr) {
-    const int64_t bytes =
-        ig_vector_bytes(lanes, elsize) >= 64 && cc_cpu_long_kc() ? IG_KC_BYTES_WIDE : IG_KC_BYTES;
+ * (512 rows) on 64-byte vectors where `wide`, else IG_KC_BYTES's; at
+ * least 16 rows.  The implicit GEMM (ig_kc: cc_cpu_long_kc) and the own
+ * GEMM (gemm/uk_gemm.inc: cc_cpu_uk_long_kc) decide `wide` apart. */
+static inline int64_t ig_kc_of(int lanes, int64_t elsize, int64_t nr, int wide) {
+    const int64_t bytes = ig_vector_bytes(lanes, elsize) >= 64 && wide ? IG_KC_BYTES_WIDE : IG_KC_BYTES;
     return cc_max64(16, bytes / (elsize * nr));
+}
+static inline int64_t ig_kc(int lanes, int64_t elsize, int64_t nr) {
+    return ig_kc_of(lanes, elsize, nr, cc_cpu_long_kc());
 }
 
 static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
