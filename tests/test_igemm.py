@@ -408,6 +408,18 @@ def test_small_deep_images_take_im2col_only_for_few_columns(name):
         assert set(m(1, 256, 512, 7, k=1, s=2).values()) == {"im2col"}  # 16 positions
         assert set(m(1, 64, 128, 7).values()) == {"im2col"}     # reduction 576, 49 positions
         assert set(m(2, 96, 128, 8).values()) == {"im2col"}     # 2 x 64
+        # float64: 64-byte vectors (AVX-512, 8 lanes) take the image-size
+        # rule too (single 14x14 images of 256 channels: Winograd, 12x12:
+        # igemm, 7x7 of 512: im2col); narrower ones the positions' rule
+        def m64(n, c, co, hw):
+            g = make_params((n, c, hw, hw), (co, c, 3, 3), None, 1, 1, 1, False, 0, 1, "t",
+                            np.float64)
+            return {nt: fwd_method(g, nt, 8) for nt in (1, 2)}
+
+        wide64 = LANES[name][np.float64] >= 8
+        assert set(m64(1, 256, 256, 14).values()) == {"winograd" if wide64 else "im2col"}
+        assert set(m64(1, 256, 256, 12).values()) == {"igemm" if wide64 else "im2col"}
+        assert set(m64(1, 512, 512, 7).values()) == {"im2col"}
         assert set(m(1, 40, 48, 12, k=5).values()) == {"igemm"}  # 144 positions
         assert set(m(4, 64, 64, 7).values()) == {"igemm"}       # 4 x 49
         assert set(m(1, 16, 64, 7).values()) == {"igemm"}       # reduction 144

@@ -188,13 +188,21 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
  * for images of <= 56 positions with >= 128 output channels (2 threads,
  * igemm time / im2col time: 7x7 with 128-1024 channels, batch 2-8,
  * 1.0-1.55; 8x8 0.91-1.02, 10x10 0.94-1.17, 12x12-14x14 0.71-1.03; 7x7
- * with 64-96 channels 0.82-0.87: benches/results/heuristics-2026-12-01-intel-xeon-avx512.md) */
+ * with 64-96 channels 0.82-0.87: benches/results/heuristics-2026-12-01-intel-xeon-avx512.md).
+ * float64 on 64-byte vectors (AVX-512: 8 lanes, micro-panels of 24
+ * positions) takes the same image-size rule: on an Intel Xeon the im2col
+ * rule for few positions in the batch had sent single 14x14 images of
+ * 128-256 channels to im2col at 1.5-1.9x igemm's time and 2.0x Winograd's
+ * (1x256x14x14 3x3, 1 thread: im2col 6.6 ms, igemm 4.1, Winograd 3.2),
+ * 12x12 and 10x10 images 1.4-1.6x igemm's, 1 and 2 threads; 7x7 images
+ * of 512 channels tie (7.2 / 7.3 ms at batch 1, 38.2 / 35.6 at 8).
+ * AMD Zen 4's float64 there unmeasured. */
 static int cc_small_deep(const cc_geom *g, int64_t elsize) {
     const int64_t P = g->out[0] * g->out[1] * g->out[2];
     const int64_t cog = g->c_out / g->groups;
     const int64_t K = g->c_in / g->groups * g->k[0] * g->k[1] * g->k[2];
     const double bp = (double)g->batch * (double)P;
-    const int wide = cc_wide_f32(elsize);
+    const int wide = cc_wide_f32(elsize) || (elsize == 8 && cc_ig_lanes(8) >= 8);
     return P < 256 && cog > 32 &&
            ((K >= 1024 && (wide ? P <= 56 && cog >= 128 : bp < 256.0 || (cog >= 512 && P < 100))) ||
             (K >= 256 && bp <= 128.0));
