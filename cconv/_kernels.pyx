@@ -29,6 +29,7 @@ cdef extern from "cconv.h" nogil:
     int cc_conv_wgrad_applies(int m, const cc_geom *g, int nthreads, int64_t elsize)
     int cc_conv_wgrad_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize)
     int64_t cc_conv_fwd_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize)
+    int cc_conv_fwd_split(const cc_geom *g, int m, int64_t elsize, int64_t split[3])
     int64_t cc_conv_adj_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize)
     int64_t cc_conv_wgrad_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize)
     int cc_conv_fwd_f32(const cc_geom *g, int m, const float *x, const float *w,
@@ -124,6 +125,20 @@ def wanted(str kind, str method, tuple geom, int nthreads, int elsize):
     if kind == "fwd":
         return bool(cc_conv_fwd_wanted(m, &g, nthreads, elsize))
     return bool(cc_conv_wgrad_wanted(m, &g, nthreads, elsize))
+
+
+def fwd_split(str method, tuple geom, int elsize):
+    """(images per block, column tiles per block, chunks of output
+    channels): how the forward's GEMM plan of 'im2col' or 'gemm_1x1' (1x1 in
+    place) cuts ``geom`` into work items (the same for every thread
+    count)."""
+    cdef cc_geom g
+    cdef int64_t split[3]
+    cdef int m = _method(method)
+    fill_geom(&g, geom)
+    if cc_conv_fwd_split(&g, m, elsize, split) != 0:
+        raise ValueError(f"cconv: the {method} forward does not apply to {geom}")
+    return (int(split[0]), int(split[1]), int(split[2]))
 
 
 def workspace_bytes(str kind, str method, tuple geom, int nthreads, int elsize):

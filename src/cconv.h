@@ -117,6 +117,11 @@ int cc_conv_wgrad_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize);
 int64_t cc_conv_fwd_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize);
 int64_t cc_conv_adj_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize);
 int64_t cc_conv_wgrad_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize);
+/* How the forward's GEMM plan of method m (CC_M_IM2COL or CC_M_GEMM_1X1)
+ * cuts g into work items: split[0] images per block, split[1] column tiles
+ * per block, split[2] chunks of output channels.  Returns 0, or CC_ERR_ARG
+ * where m does not apply. */
+int cc_conv_fwd_split(const cc_geom *g, int m, int64_t elsize, int64_t split[3]);
 
 int cc_conv_fwd_f32(const cc_geom *g, int m, const float *x, const float *w,
                     const float *bias, float *y, void *ws, int64_t ws_bytes,

@@ -260,6 +260,17 @@ int cc_conv_fwd_wanted(int m, const cc_geom *g, int nthreads, int64_t elsize) {
     }
 }
 
+int cc_conv_fwd_split(const cc_geom *g, int m, int64_t elsize, int64_t split[3]) {
+    if ((m != CC_M_IM2COL && m != CC_M_GEMM_1X1) || !cc_conv_fwd_applies(m, g, 1, elsize))
+        return CC_ERR_ARG;
+    cc_plan pl;
+    cc_plan_cols(g, 1, elsize, m == CC_M_GEMM_1X1, &pl);
+    split[0] = pl.nb;
+    split[1] = pl.ntiles;
+    split[2] = pl.nchunks;
+    return 0;
+}
+
 int64_t cc_conv_fwd_workspace(const cc_geom *g, int m, int nthreads, int64_t elsize) {
     if (!cc_conv_fwd_applies(m, g, nthreads, elsize)) return -1;
     if (m == CC_M_IGEMM) return cc_conv_fwd_igemm_workspace(g, nthreads, elsize);
