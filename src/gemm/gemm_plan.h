@@ -178,29 +178,30 @@ static inline void cc_plan_chunks(const cc_geom *g, int64_t n, int64_t nch, int6
     pl->omp = pl->nt > 1;
 }
 
-/* Items wanted where the forward's GEMMs read a 1x1 layer's input in place
- * (pl->direct): one per split thread.  Such items share no im2col, and
- * every cut makes a GEMM read an operand again (a column tile the weight,
- * a chunk of output channels the input) and run on smaller blocks; so the
- * items are cut only along the operand that is cheaper to read again (the
- * weight where there are fewer output channels than positions) and only
- * as far as the threads need.  Intel Xeon (AVX-512), one image of
- * ResNet-50's 1024 -> 256 1x1 at 14x14: 4 items of 128 x 98 took 1.16 /
- * 1.28 of the time of 2 of 128 x 196 at 1 / 2 threads. */
-static inline int64_t cc_plan_want_direct(const cc_plan *pl) {
+/* Items wanted for a 1x1 layer's forward (kk == 1: its GEMMs read the
+ * input in place, or an im2col that is a strided copy of it): one per split
+ * thread.  Such items share little or no im2col, and every cut makes a
+ * GEMM read an operand again (a column tile the weight, a chunk of output
+ * channels the input) and run on smaller blocks; so the items are cut only
+ * along the operand that is cheaper to read again (the weight where there
+ * are fewer output channels than positions) and only as far as the
+ * threads need.  Intel Xeon (AVX-512), one image of ResNet-50's 1024 ->
+ * 256 1x1 at 14x14: 4 items of 128 x 98 took 1.16 / 1.28 of the time of 2
+ * of 128 x 196 at 1 / 2 threads; its 512 -> 1024 stride-2 1x1 on 28x28
+ * (im2col) 1.22 / 1.19. */
+static inline int64_t cc_plan_want_1x1(const cc_plan *pl) {
     return pl->want > 1 ? cc_max64(1, pl->want / 2) : 1;
 }
 
 /* Column tiles over output positions (forward and weight gradient): a
  * block of nb small images is one tile; one image is cut into tiles whose
  * im2col stays near CC_TILE_BYTES, and into more (of at least 96 columns)
- * when there are fewer than two items per thread (a 1x1 layer read in
- * place: fewer than one, and only with fewer output channels than
- * positions). */
+ * when there are fewer than two items per thread (a 1x1 layer: fewer
+ * than one, and only with fewer output channels than positions). */
 static inline void cc_plan_tiles(const cc_geom *g, int64_t elsize, cc_plan *pl) {
     const int64_t K = pl->cig * pl->kk;
     const int64_t base = cc_plan_base(g, pl);
-    const int64_t want = pl->direct ? cc_plan_want_direct(pl) : cc_plan_want(pl);
+    const int64_t want = pl->kk == 1 ? cc_plan_want_1x1(pl) : cc_plan_want(pl);
     const int64_t P = pl->P > 0 ? pl->P : 1;
     if (pl->nb > 1) {
         pl->ncols = pl->nb * P;
@@ -210,7 +211,7 @@ static inline void cc_plan_tiles(const cc_geom *g, int64_t elsize, cc_plan *pl) 
         if (!pl->direct && K > 0)
             maxcols = cc_min64(P, cc_max64(64, CC_TILE_BYTES / elsize / K));
         int64_t ntiles = cc_ceil_div(P, maxcols);
-        if (want > 1 && base * ntiles < want && (!pl->direct || pl->cog < P)) {
+        if (want > 1 && base * ntiles < want && (pl->kk != 1 || pl->cog < P)) {
             int64_t t = cc_min64(cc_ceil_div(want, base), cc_max64(1, P / 96));
             if (t > ntiles) ntiles = t;
         }
@@ -228,7 +229,7 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize, 
     cc_plan_tiles(g, elsize, pl);
     const int64_t K = pl->cig * pl->kk;
     const int64_t base = cc_plan_base(g, pl);
-    const int64_t want = pl->direct ? cc_plan_want_direct(pl) : cc_plan_want(pl);
+    const int64_t want = pl->kk == 1 ? cc_plan_want_1x1(pl) : cc_plan_want(pl);
     int64_t nch = 1;
     /* (blocks of small images that divide evenly over the split threads
      * are not cut by channels: each thread makes its own blocks' im2col and
