@@ -217,7 +217,7 @@ def _kc_words() -> str:
         return ""
     words = ", K blocks of " + ("512" if _kernels.long_kc() else "128")
     if _kernels.uk_gemm_runs():
-        words += " (own GEMM " + ("512" if _kernels.uk_long_kc() else "128") + ")"
+        words += " (own GEMM reading B in place " + ("512" if _kernels.uk_long_kc() else "128") + ")"
     return words
 
 

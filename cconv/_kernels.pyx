@@ -415,15 +415,16 @@ def wino_small():
 
 
 def long_kc():
-    """Whether the AVX-512 micro-kernels of the implicit GEMM run K blocks
-    of 512 rather than 128 (src/core/cpu.h: CCONV_LONG_KC, else on every
-    CPU).  It matters only while the AVX-512 kernels are in use."""
+    """Whether the AVX-512 micro-kernels of the implicit GEMM (and the own
+    GEMM's products that pack B) run K blocks of 512 rather than 128
+    (src/core/cpu.h: CCONV_LONG_KC, else on every CPU).  It matters only while the AVX-512 kernels are in use."""
     return bool(cc_cpu_long_kc())
 
 
 def uk_long_kc():
-    """The same for the own GEMM's micro-kernel calls (src/core/cpu.h:
-    CCONV_UK_LONG_KC, else every vendor but Intel)."""
+    """The same for the own GEMM's products of few A panels, which read B
+    in place (src/core/cpu.h: CCONV_UK_LONG_KC, else every vendor but
+    Intel); its other products follow long_kc."""
     return bool(cc_cpu_uk_long_kc())
 
 

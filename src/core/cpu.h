@@ -115,7 +115,8 @@ int cc_cpu_ig_inplace(void);
 int cc_cpu_wino_small(void);
 
 /* 1 when the 64-byte-vector (AVX-512) micro-kernels of the implicit GEMM
- * run K blocks of 512 rather than 128 (igemm/ig_plan.h: IG_KC_BYTES_WIDE),
+ * (and of the own GEMM's products that pack B: gemm/uk_gemm.c) run K
+ * blocks of 512 rather than 128 (igemm/ig_plan.h: IG_KC_BYTES_WIDE),
  * else 0.  CCONV_LONG_KC=0 or 1 in the environment decides; otherwise on
  * every CPU: measured on AMD EPYC Zen 4, where each micro-kernel call's C
  * tile and pipeline fill cost 8% of a call at kc 128 and the layers ran in
@@ -124,11 +125,12 @@ int cc_cpu_wino_small(void);
  * so the values differ by float rounding between the two. */
 int cc_cpu_long_kc(void);
 
-/* The same for the own GEMM's micro-kernel calls (gemm/uk_gemm.c):
- * CCONV_UK_LONG_KC=0 or 1 decides; otherwise on every CPU but Intel's:
- * on an Intel Xeon (48 KiB L1) ResNet-50's 256 -> 64 1x1 layer took 1.12
- * of the time with the long blocks, the rest 0.95-1.02 (uk_gemm.c); on
- * AMD Zen 4 0.95-0.99. */
+/* The same for the own GEMM's products of few A panels (up to 96 rows),
+ * which read B in place (gemm/uk_gemm.inc; its other products take
+ * cc_cpu_long_kc's blocks): CCONV_UK_LONG_KC=0 or 1 decides; otherwise on
+ * every CPU but Intel's: on an Intel Xeon (48 KiB L1) ResNet-50's 256 ->
+ * 64 1x1 layer took 1.09-1.13 of the time with the long blocks
+ * (uk_gemm.c); on AMD Zen 4 0.97-0.98. */
 int cc_cpu_uk_long_kc(void);
 
 #pragma GCC visibility pop

@@ -24,13 +24,16 @@
 
 /* The K block is one of the implicit GEMM's two (igemm/ig_plan.h:
  * ig_kc_of): 512 x 48 (in L2) rather than 128 x 48 (in L1) where
- * cc_cpu_uk_long_kc says.  AMD EPYC Zen 4, 7 alternations, kc 512 / 128
- * time at 1 / 2 threads: ViT's 16x16 patches 0.979 / 0.950, 1-D k2 s2
- * 0.990 / 0.982, ResNet-50's 1x1 0.980 / 0.974.  Intel Xeon (AVX-512),
- * 3-5 alternations at 1 / 2 threads: ResNet-50's 1x1 (256 -> 64, 56x56)
- * 1.127 / 1.119, other 1x1 layers of ResNet-50 0.98-1.02, ViT 0.969 /
- * 0.951, 1-D k2 s2 0.970 / 0.971, DCGAN's transposed layer 0.974 /
- * 0.986: the short block there. */
+ * cc_cpu_long_kc says, and for the products of few A panels that read B in
+ * place (uk_gemm.inc: UK_INPLACE_B_PANELS) where cc_cpu_uk_long_kc says.
+ * AMD EPYC Zen 4, 7 alternations, kc 512 / 128 time at 1 / 2 threads:
+ * ViT's 16x16 patches 0.979 / 0.950, 1-D k2 s2 0.990 / 0.982, ResNet-50's
+ * 1x1 (64 rows, B in place) 0.980 / 0.974.  Intel Xeon (AVX-512), 3-5
+ * alternations at 1 / 2 threads: ResNet-50's 256 -> 64 1x1 (B in place)
+ * 1.127 / 1.119 (one image 1.088), a 1536^3 product 0.924, 1-D k2 s2 0.950
+ * / 0.942, ViT 0.980 / 0.947, DCGAN's transposed layer 0.974 / 0.976,
+ * ResNet-50's other 1x1 layers 0.98-1.03, UNet's transposed layer 1.043 /
+ * 1.009. */
 #define UK_MC_BYTES ((int64_t)192 << 10) /* the packed A block, mc x kc, in L2 */
 #define UK_NC 1024                       /* columns of the packed B block (L2) */
 

@@ -51,7 +51,8 @@
  * 1 thread conv1d_k5_64 0.876, r3d s2 0.927, wav2vec_conv1d 0.929,
  * grouped 3x3 0.939, conv3d_stem 0.954, ResNeXt 14x14 0.953, others
  * 0.97-1.01; 2 threads 0.88-1.00.  Where core/cpu.h's cc_cpu_long_kc (the
- * implicit GEMM) and cc_cpu_uk_long_kc (the own GEMM) say. */
+ * implicit GEMM and the own GEMM's packed products) and cc_cpu_uk_long_kc
+ * (the own GEMM's products that read B in place) say. */
 #define IG_KC_BYTES_WIDE ((int64_t)96 << 10)
 #define IG_BAND_WHOLE_BYTES ((int64_t)192 << 10) /* packed mode: larger bands go by K block */
 
@@ -133,7 +134,8 @@ static inline int64_t ig_vector_bytes(int lanes, int64_t elsize) { return (int64
 /* The K block of a micro-kernel call with NR columns: IG_KC_BYTES_WIDE's
  * (512 rows) on 64-byte vectors where `wide`, else IG_KC_BYTES's; at
  * least 16 rows.  The implicit GEMM (ig_kc: cc_cpu_long_kc) and the own
- * GEMM (gemm/uk_gemm.inc: cc_cpu_uk_long_kc) decide `wide` apart. */
+ * GEMM (gemm/uk_gemm.inc: the same, or cc_cpu_uk_long_kc for its products
+ * that read B in place) decide `wide`. */
 static inline int64_t ig_kc_of(int lanes, int64_t elsize, int64_t nr, int wide) {
     const int64_t bytes = ig_vector_bytes(lanes, elsize) >= 64 && wide ? IG_KC_BYTES_WIDE : IG_KC_BYTES;
     return cc_max64(16, bytes / (elsize * nr));
