@@ -3,7 +3,7 @@
 
     python benches/targets.py run1.md run2.md run3.md run4.md run5.md
     python benches/targets.py --cases run*.md          # also every case's medians
-    python benches/targets.py results/compare-2026-12-04-intel-xeon-avx512.md
+    python benches/targets.py results/compare-2026-12-06-intel-xeon-avx512.md
 
 Reads the markdown that ``compare.py --markdown --out FILE`` writes (several
 runs, or a results file holding such outputs: each begins at its

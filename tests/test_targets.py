@@ -149,7 +149,7 @@ def test_float64_dense_3x3_target(tg):
     assert x["kind"] == "float64 dense 3x3" and x["target"] == 1.0
 
 
-@pytest.mark.parametrize("name", ["compare-2026-12-04-intel-xeon-avx512.md", "compare-2026-12-03-amd-epyc-avx2.md",
+@pytest.mark.parametrize("name", ["compare-2026-12-06-intel-xeon-avx512.md", "compare-2026-12-03-amd-epyc-avx2.md",
                                   "compare-2026-12-06-amd-epyc-zen4-avx512.md"])
 def test_reads_the_recorded_results(tg, name):
     """Results files hold compare.py's outputs (with and without the ONNX

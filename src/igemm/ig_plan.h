@@ -49,8 +49,10 @@
  * already) gained nothing from more (0.975-1.009) and keep 24 KiB.  Intel
  * Xeon (AVX-512, 2 FMA units, 48 KiB L1), 3 alternations, kc 512 / 128:
  * 1 thread conv1d_k5_64 0.876, r3d s2 0.927, wav2vec_conv1d 0.929,
- * grouped 3x3 0.939, conv3d_stem 0.954, ResNeXt 14x14 0.953, others
- * 0.97-1.01; 2 threads 0.88-1.00.  Where core/cpu.h's cc_cpu_long_kc (the
+ * grouped 3x3 0.939, conv3d_stem 0.954, ResNeXt 14x14 0.953, a 7x7
+ * stride-1 layer of 3 channels 0.88, others 0.97-1.01; 2 threads
+ * 0.88-1.00; but 7x7 stride-2 layers lost: ResNet-50's stem (8x3x224x224)
+ * 1.15-1.21, 16 channels 1.02-1.07 (5x5 stride 2: 0.96-0.97).  Where core/cpu.h's cc_cpu_long_kc (the
  * implicit GEMM and the own GEMM's packed products) and cc_cpu_uk_long_kc
  * (the own GEMM's products that read B in place) say. */
 #define IG_KC_BYTES_WIDE ((int64_t)96 << 10)
