@@ -417,7 +417,8 @@ def wino_small():
 def long_kc():
     """Whether the AVX-512 micro-kernels of the implicit GEMM (and the own
     GEMM's products that pack B) run K blocks of 512 rather than 128
-    (src/core/cpu.h: CCONV_LONG_KC, else on every CPU).  It matters only while the AVX-512 kernels are in use."""
+    (src/core/cpu.h: CCONV_LONG_KC, else on every CPU).  It matters only
+    while the AVX-512 kernels are in use."""
     return bool(cc_cpu_long_kc())
 
 

@@ -208,6 +208,19 @@ static int cc_small_deep(const cc_geom *g, int64_t elsize) {
             (K >= 256 && bp <= 128.0));
 }
 
+/* 1x1 layers that are not read in place (a stride, or padding): their
+ * im2col is a strided copy of the input, and with 16-lane float32 kernels
+ * (where the own GEMM takes the product: uk_gemm.h) im2col + GEMM beat
+ * igemm.  Intel Xeon (AVX-512), igemm / im2col time, 1 / 2 threads:
+ * ResNet-50's stride-2 1x1 layers 512 -> 1024 on 28x28 1.29 / 1.36 (one
+ * image), 1.15 / 1.18 (8 images), 256 -> 512 on 56x56 1.12 / 1.16, 1024 ->
+ * 2048 on 14x14 1.31 / 1.31.  AMD Zen 4 unmeasured (the same two
+ * methods, the same own GEMM). */
+static int cc_pointwise_im2col(const cc_geom *g, int64_t elsize) {
+    if (elsize != 4 || !cc_uk_gemm_runs() || cc_is_1x1(g)) return 0;
+    return g->k[0] == 1 && g->k[1] == 1 && g->k[2] == 1;
+}
+
 /* Non-overlapping patches (cc_is_patch): im2col + one GEMM beat igemm (AMD
  * EPYC AVX2, 2 threads, im2col / igemm time, 3 alternations: float32
  * 0.68-0.95 -- 8x3x224x224 4x4 stride 4 -> 96 0.68, 16x16 stride 16 -> 768
@@ -225,19 +238,6 @@ static int cc_small_deep(const cc_geom *g, int64_t elsize) {
  * patches with >= 2 depth taps take igemm with every kernel set (2x2x2
  * patches, K = 64-256, Zen 4, 1 and 2 threads: AVX-512 float32 0.52-0.85,
  * AVX2 float32 0.66-0.87, AVX2 float64 0.81-1.00). */
-/* 1x1 layers that are not read in place (a stride, or padding): their
- * im2col is a strided copy of the input, and with 16-lane float32 kernels
- * (where the own GEMM takes the product: uk_gemm.h) im2col + GEMM beat
- * igemm.  Intel Xeon (AVX-512), igemm / im2col time, 1 / 2 threads:
- * ResNet-50's stride-2 1x1 layers 512 -> 1024 on 28x28 1.29 / 1.36 (one
- * image), 1.15 / 1.18 (8 images), 256 -> 512 on 56x56 1.12 / 1.16, 1024 ->
- * 2048 on 14x14 1.31 / 1.31.  AMD Zen 4 unmeasured (the same two
- * methods, the same own GEMM). */
-static int cc_pointwise_im2col(const cc_geom *g, int64_t elsize) {
-    if (elsize != 4 || !cc_uk_gemm_runs() || cc_is_1x1(g)) return 0;
-    return g->k[0] == 1 && g->k[1] == 1 && g->k[2] == 1;
-}
-
 static int cc_patch_igemm(const cc_geom *g, int64_t elsize) {
     if (g->k[0] >= 2) return 1;
     if (cc_ig_lanes(4) < 16) return 0;
