@@ -52,9 +52,10 @@
  * grouped 3x3 0.939, conv3d_stem 0.954, ResNeXt 14x14 0.953, a 7x7
  * stride-1 layer of 3 channels 0.88, others 0.97-1.01; 2 threads
  * 0.88-1.00; but 7x7 stride-2 layers lost: ResNet-50's stem (8x3x224x224)
- * 1.15-1.21, 16 channels 1.02-1.07 (5x5 stride 2: 0.96-0.97).  Where core/cpu.h's cc_cpu_long_kc (the
- * implicit GEMM and the own GEMM's packed products) and cc_cpu_uk_long_kc
- * (the own GEMM's products that read B in place) say. */
+ * 1.15-1.21, 16 channels 1.02-1.07 (5x5 stride 2: 0.96-0.97).  Where
+ * core/cpu.h's cc_cpu_long_kc (the implicit GEMM and the own GEMM's packed
+ * products) and cc_cpu_uk_long_kc (the own GEMM's products that read B in
+ * place) say. */
 #define IG_KC_BYTES_WIDE ((int64_t)96 << 10)
 #define IG_BAND_WHOLE_BYTES ((int64_t)192 << 10) /* packed mode: larger bands go by K block */
 
@@ -139,7 +140,8 @@ static inline int64_t ig_vector_bytes(int lanes, int64_t elsize) { return (int64
  * GEMM (gemm/uk_gemm.inc: the same, or cc_cpu_uk_long_kc for its products
  * that read B in place) decide `wide`. */
 static inline int64_t ig_kc_of(int lanes, int64_t elsize, int64_t nr, int wide) {
-    const int64_t bytes = ig_vector_bytes(lanes, elsize) >= 64 && wide ? IG_KC_BYTES_WIDE : IG_KC_BYTES;
+    const int64_t bytes =
+        ig_vector_bytes(lanes, elsize) >= 64 && wide ? IG_KC_BYTES_WIDE : IG_KC_BYTES;
     return cc_max64(16, bytes / (elsize * nr));
 }
 static inline int64_t ig_kc(int lanes, int64_t elsize, int64_t nr) {
