@@ -121,7 +121,7 @@ int cc_cpu_wino_small(void);
  * every CPU: measured on AMD EPYC Zen 4, where each micro-kernel call's C
  * tile and pipeline fill cost 8% of a call at kc 128 and the layers ran in
  * 0.92-0.99 of the time, and on an Intel Xeon (AVX-512), 0.88-1.01, but
- * ResNet-50's 7x7 stride-2 stem 1.15-1.21 (ig_plan.h has the figures).
+ * ResNet-50's 7x7 stride-2 stem 1.04-1.21 (ig_plan.h has the figures).
  * The K blocks change the order of the sums, so the values differ by float
  * rounding between the two. */
 int cc_cpu_long_kc(void);

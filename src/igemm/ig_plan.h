@@ -52,7 +52,7 @@
  * grouped 3x3 0.939, conv3d_stem 0.954, ResNeXt 14x14 0.953, a 7x7
  * stride-1 layer of 3 channels 0.88, others 0.97-1.01; 2 threads
  * 0.88-1.00; but 7x7 stride-2 layers lost: ResNet-50's stem (8x3x224x224)
- * 1.15-1.21, 16 channels 1.02-1.07 (5x5 stride 2: 0.96-0.97).  Where
+ * 1.04-1.21, 16 channels 1.02-1.07 (5x5 stride 2: 0.96-0.97).  Where
  * core/cpu.h's cc_cpu_long_kc (the implicit GEMM and the own GEMM's packed
  * products) and cc_cpu_uk_long_kc (the own GEMM's products that read B in
  * place) say. */
