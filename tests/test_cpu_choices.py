@@ -405,7 +405,7 @@ print(_kernels.long_kc(), _kernels.uk_long_kc(), _kernels.cpu_vendor(), simd_lev
 
 
 def run_kc_probe(var="CCONV_LONG_KC", **env):
-    e = {k: v for k, v in env.items()}
+    e = dict(env)
     other = "CCONV_UK_LONG_KC" if var == "CCONV_LONG_KC" else "CCONV_LONG_KC"
     if other not in e and other in os.environ:
         e[other] = ""  # the other choice at its default

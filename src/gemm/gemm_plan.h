@@ -178,9 +178,9 @@ static inline void cc_plan_chunks(const cc_geom *g, int64_t n, int64_t nch, int6
     pl->omp = pl->nt > 1;
 }
 
-/* Items wanted for a 1x1 layer's forward (kk == 1: its GEMMs read the
- * input in place, or an im2col that is a strided copy of it): one per split
- * thread.  Such items share little or no im2col, and every cut makes a
+/* Items the forward wants: cc_plan_want's two per split thread, but one for
+ * a 1x1 layer (kk == 1: its GEMMs read the input in place, or an im2col
+ * that is a strided copy of it).  Such items share little or no im2col, and every cut makes a
  * GEMM read an operand again (a column tile the weight, a chunk of output
  * channels the input) and run on smaller blocks; so the items are cut only
  * along the operand that is cheaper to read again (the weight where there
@@ -189,19 +189,19 @@ static inline void cc_plan_chunks(const cc_geom *g, int64_t n, int64_t nch, int6
  * 256 1x1 at 14x14: 4 items of 128 x 98 took 1.16 / 1.28 of the time of 2
  * of 128 x 196 at 1 / 2 threads; its 512 -> 1024 stride-2 1x1 on 28x28
  * (im2col) 1.22 / 1.19. */
-static inline int64_t cc_plan_want_1x1(const cc_plan *pl) {
-    return pl->want > 1 ? cc_max64(1, pl->want / 2) : 1;
+static inline int64_t cc_plan_want_fwd(const cc_plan *pl) {
+    return pl->kk == 1 && pl->want > 1 ? cc_max64(1, pl->want / 2) : pl->want;
 }
 
 /* Column tiles over output positions (forward and weight gradient): a
  * block of nb small images is one tile; one image is cut into tiles whose
  * im2col stays near CC_TILE_BYTES, and into more (of at least 96 columns)
- * when there are fewer than two items per thread (a 1x1 layer: fewer
- * than one, and only with fewer output channels than positions). */
-static inline void cc_plan_tiles(const cc_geom *g, int64_t elsize, cc_plan *pl) {
+ * when there are fewer than `want` items (fwd1x1: the forward of a 1x1
+ * layer, cut only with fewer output channels than positions). */
+static inline void cc_plan_tiles(const cc_geom *g, int64_t elsize, int64_t want, int fwd1x1,
+                                 cc_plan *pl) {
     const int64_t K = pl->cig * pl->kk;
     const int64_t base = cc_plan_base(g, pl);
-    const int64_t want = pl->kk == 1 ? cc_plan_want_1x1(pl) : cc_plan_want(pl);
     const int64_t P = pl->P > 0 ? pl->P : 1;
     if (pl->nb > 1) {
         pl->ncols = pl->nb * P;
@@ -211,7 +211,7 @@ static inline void cc_plan_tiles(const cc_geom *g, int64_t elsize, cc_plan *pl) 
         if (!pl->direct && K > 0)
             maxcols = cc_min64(P, cc_max64(64, CC_TILE_BYTES / elsize / K));
         int64_t ntiles = cc_ceil_div(P, maxcols);
-        if (want > 1 && base * ntiles < want && (pl->kk != 1 || pl->cog < P)) {
+        if (want > 1 && base * ntiles < want && (!fwd1x1 || pl->cog < P)) {
             int64_t t = cc_min64(cc_ceil_div(want, base), cc_max64(1, P / 96));
             if (t > ntiles) ntiles = t;
         }
@@ -226,10 +226,10 @@ static inline void cc_plan_tiles(const cc_geom *g, int64_t elsize, cc_plan *pl) 
 static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize, int in_place,
                                 cc_plan *pl) {
     cc_plan_common(g, nthreads, elsize, in_place, 1, pl);
-    cc_plan_tiles(g, elsize, pl);
+    const int64_t want = cc_plan_want_fwd(pl);
+    cc_plan_tiles(g, elsize, want, pl->kk == 1, pl);
     const int64_t K = pl->cig * pl->kk;
     const int64_t base = cc_plan_base(g, pl);
-    const int64_t want = pl->kk == 1 ? cc_plan_want_1x1(pl) : cc_plan_want(pl);
     int64_t nch = 1;
     /* (blocks of small images that divide evenly over the split threads
      * are not cut by channels: each thread makes its own blocks' im2col and
@@ -248,7 +248,8 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize, 
 }
 
 /* Weight gradient: the output split, the reduction in a fixed order.  The
- * tiles are the forward's; an item is (segment, group, chunk of input
+ * tiles are cut as the forward's for two items per split thread (1x1
+ * layers too); an item is (segment, group, chunk of input
  * channels) and runs the (block, tile) pairs of its segment in order, its
  * GEMMs adding into its columns of the weight gradient (segment 0) or of
  * the segment's partial sum, which are added in segment order at the end.
@@ -262,8 +263,8 @@ static inline void cc_plan_cols(const cc_geom *g, int nthreads, int64_t elsize, 
 static inline void cc_plan_wgrad(const cc_geom *g, int nthreads, int64_t elsize, int in_place,
                                  cc_plan *pl) {
     cc_plan_common(g, nthreads, elsize, in_place, 0, pl);
-    cc_plan_tiles(g, elsize, pl);
     const int64_t want = cc_plan_want(pl);
+    cc_plan_tiles(g, elsize, want, 0, pl);
     const int64_t pairs = cc_max64(1, pl->nblocks * pl->ntiles);
     int64_t nch = 1;
     if (want > 1 && g->groups < want && pl->cig > 1)
