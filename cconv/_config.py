@@ -209,15 +209,17 @@ def _wino_rule() -> str:
 
 def _kc_words() -> str:
     """show_config's words for the AVX-512 micro-kernels' K blocks
-    (src/core/cpu.h: cc_cpu_long_kc, and cc_cpu_uk_long_kc for the own
-    GEMM where it runs)."""
+    (src/core/cpu.h: cc_cpu_long_kc, and cc_cpu_uk_long_kc and
+    cc_cpu_uk_spread_pf for the own GEMM where it runs)."""
     from ._dispatch import simd_level
 
     if simd_level() != "avx512":
         return ""
     words = ", K blocks of " + ("512" if _kernels.long_kc() else "128")
     if _kernels.uk_gemm_runs():
-        words += " (own GEMM reading B in place " + ("512" if _kernels.uk_long_kc() else "128") + ")"
+        words += (" (own GEMM reading B in place " + ("512" if _kernels.uk_long_kc() else "128")
+                  + ", its prefetch " + ("within" if _kernels.uk_spread_pf() else "between")
+                  + " the kernel calls)")
     return words
 
 

@@ -353,6 +353,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_wino_small()
     int cc_cpu_long_kc()
     int cc_cpu_uk_long_kc()
+    int cc_cpu_uk_spread_pf()
     int cc_cpu_dw_flat()
     int cc_cpu_dw_direct()
     int cc_cpu_dw_a2p()
@@ -427,6 +428,14 @@ def uk_long_kc():
     in place (src/core/cpu.h: CCONV_UK_LONG_KC, else every vendor but
     Intel); its other products follow long_kc."""
     return bool(cc_cpu_uk_long_kc())
+
+
+def uk_spread_pf():
+    """Whether the own GEMM's products that read B in place prefetch the
+    next B micro-panel inside the micro-kernel calls, spread over their
+    products, rather than between the calls (src/core/cpu.h:
+    CCONV_UK_SPREAD_PF, else on Intel CPUs)."""
+    return bool(cc_cpu_uk_spread_pf())
 
 
 def prefetch_rows():

@@ -453,6 +453,27 @@ def test_show_config_names_the_k_blocks(capsys):
         assert f"K blocks of {512 if _kernels.long_kc() else 128}" in line
     else:
         assert "K blocks" not in line
+    if simd_level() == "avx512" and _kernels.uk_gemm_runs():
+        where = "within" if _kernels.uk_spread_pf() else "between"
+        assert f"its prefetch {where} the kernel calls" in line
+    else:
+        assert "its prefetch" not in line
+
+
+SPREAD_PROBE = """
+from cconv import _kernels
+print(_kernels.uk_spread_pf(), _kernels.cpu_vendor())
+"""
+
+
+@pytest.mark.parametrize("value,want", [("1", True), ("0", False), ("", None), ("2", None),
+                                        ("on", None)])
+def test_uk_spread_pf_environment_decides_else_intel(value, want):
+    """CCONV_UK_SPREAD_PF=0 or 1 decides; other values, and none, leave the
+    default: on for Intel CPUs only (cpu.h).  Its bits are the same either
+    way (tests/test_uk_gemm.py)."""
+    on, vendor = run_script(SPREAD_PROBE, "CCONV_UK_SPREAD_PF", CCONV_UK_SPREAD_PF=value)
+    assert (on == "True") == (vendor == "intel" if want is None else want)
 
 
 # The opening of the probes below that count the problems a switch takes:

@@ -174,3 +174,74 @@ def test_environment_switches_the_gemm():
     on, off = _digest("1"), _digest("0")
     assert on == _digest("1") and off == _digest("0")
     assert on != off
+
+
+# Products of at most 96 rows (12 panels), which read B in place: the 1x1
+# forward (rows = C_out: 8, 40, 96, and 20: two whole panels and a partial
+# one, whose calls prefetch nothing), an im2col forward (24 rows, K = 27 x 12
+# = 324: blocks of 128, 128, 68) and grad_input (rows = C_in: 40); columns
+# past the 1024-column B block ending in a partial micro-panel (37 x 41 =
+# 1517), K = 300 (blocks of 128, 128, 44); each call's share of the next
+# micro-panel's rows is kc / panels rounded up (40 rows: 26, the last 24).
+_SPREAD_SCRIPT = """
+import hashlib, sys, numpy as np, cconv
+from cconv import _kernels
+sys.path.insert(0, ".")
+from reference import ref_conv, ref_conv_grad_input
+rng = np.random.default_rng(7)
+h = hashlib.sha256()
+worst = 0.0
+def check(y, ref):
+    global worst
+    h.update(y.tobytes())
+    worst = max(worst, float(np.abs(y - ref).max() / np.abs(ref).max()))
+for (n, c, k, hh, ww, kk, gi) in [(1, 300, 40, 37, 41, 1, 0), (2, 300, 8, 20, 30, 1, 0),
+                                   (1, 256, 96, 24, 24, 1, 0), (1, 12, 24, 33, 35, 3, 0),
+                                   (1, 300, 20, 37, 41, 1, 0),
+                                   (1, 40, 300, 37, 41, 1, 1)]:
+    x = rng.standard_normal((n, c, hh, ww)).astype(np.float32)
+    w = rng.standard_normal((k, c, kk, kk)).astype(np.float32)
+    be = "gemm_1x1" if kk == 1 else "gemm"
+    for t in (1, 2):
+        cconv.set_num_threads(t)
+        if gi:
+            gy = rng.standard_normal((n, k, hh, ww)).astype(np.float32)
+            r = ref_conv_grad_input(gy.astype(np.float64), w.astype(np.float64), x.shape)
+            g = cconv.convolution_backward(gy, x, w, None, [1, 1], [0, 0], [1, 1], False,
+                                           [0, 0], 1, [True, False, False], backend=be)[0]
+            check(g, r)
+        else:
+            r = ref_conv(x.astype(np.float64), w.astype(np.float64), None)
+            check(cconv.conv2d(x, w, backend=be), r)
+print(_kernels.uk_spread_pf(), _kernels.uk_gemm_runs(), h.hexdigest(), worst)
+"""
+
+
+def _spread_run(value: str):
+    env = {k: v for k, v in os.environ.items() if k != "CCONV_UK_SPREAD_PF"}
+    env.update(CCONV_SIMD="avx512", CCONV_UK_GEMM="1")
+    if value is not None:
+        env["CCONV_UK_SPREAD_PF"] = value
+    out = subprocess.run([sys.executable, "-c", _SPREAD_SCRIPT], env=env, capture_output=True,
+                         text=True, timeout=300, cwd=HERE)
+    assert out.returncode == 0, out.stderr
+    on, runs, digest, worst = out.stdout.split()
+    return on == "True", runs == "True", digest, float(worst)
+
+
+@pytest.mark.skipif("avx512" not in ISAS, reason="needs the AVX-512 kernels")
+def test_spread_prefetch_keeps_the_bits():
+    """The in-place products' prefetch inside the kernel calls
+    (CCONV_UK_SPREAD_PF=1) or between them (=0) is a hint: the same bits
+    either way, within the float32 bound of the float64 reference; the
+    variable decides, other values leave the vendor's default."""
+    on1, runs, d1, e1 = _spread_run("1")
+    on0, _, d0, e0 = _spread_run("0")
+    assert runs and on1 and not on0
+    assert d1 == d0
+    assert e1 <= 2e-6 and e0 <= 2e-6, (e1, e0)
+    vendor = cconv._kernels.cpu_vendor()
+    for value in (None, "", "2"):
+        on, _, d, _ = _spread_run(value)
+        assert on == (vendor == "intel"), (value, vendor)
+        assert d == d1

@@ -38,6 +38,7 @@ int cc_cpu_family(void)
 
 /* The defaults of the choices below (cpu.h says why). */
 static int not_intel(void) { return strcmp(cc_cpu_vendor(), "intel") != 0; }
+static int intel(void) { return !not_intel(); }
 static int amd_zen4(void) { return strcmp(cc_cpu_vendor(), "amd") == 0 && cc_cpu_family() == 25; }
 
 /* The choice in *slot (-1 until decided; every thread that races here
@@ -56,7 +57,8 @@ static int once_choice(int *slot, const char *var, int (*dflt)(void))
 static int every_cpu(void) { return 1; }
 
 static int prefetch_rows = -1, uk_gemm = -1, dw_256 = -1, wino_small = -1, long_kc = -1,
-           uk_long_kc = -1, dw_flat = -1, ig_inplace = -1, dw_direct = -1, dw_a2p = -1;
+           uk_long_kc = -1, uk_spread_pf = -1, dw_flat = -1, ig_inplace = -1, dw_direct = -1,
+           dw_a2p = -1;
 
 int cc_cpu_prefetch_rows(void) { return once_choice(&prefetch_rows, "CCONV_PREFETCH_ROWS", not_intel); }
 int cc_cpu_uk_gemm(void) { return once_choice(&uk_gemm, "CCONV_UK_GEMM", every_cpu); }
@@ -64,6 +66,7 @@ int cc_cpu_dw_256(void) { return once_choice(&dw_256, "CCONV_DW_256", amd_zen4);
 int cc_cpu_wino_small(void) { return once_choice(&wino_small, "CCONV_WINO_SMALL", every_cpu); }
 int cc_cpu_long_kc(void) { return once_choice(&long_kc, "CCONV_LONG_KC", every_cpu); }
 int cc_cpu_uk_long_kc(void) { return once_choice(&uk_long_kc, "CCONV_UK_LONG_KC", not_intel); }
+int cc_cpu_uk_spread_pf(void) { return once_choice(&uk_spread_pf, "CCONV_UK_SPREAD_PF", intel); }
 int cc_cpu_dw_flat(void) { return once_choice(&dw_flat, "CCONV_DW_FLAT", every_cpu); }
 int cc_cpu_dw_direct(void) { return once_choice(&dw_direct, "CCONV_DW_DIRECT", every_cpu); }
 int cc_cpu_dw_a2p(void) { return once_choice(&dw_a2p, "CCONV_DW_A2P", every_cpu); }

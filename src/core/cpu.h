@@ -134,6 +134,18 @@ int cc_cpu_long_kc(void);
  * (uk_gemm.c); on AMD Zen 4 0.97-0.98. */
 int cc_cpu_uk_long_kc(void);
 
+/* 1 when the own GEMM's products that read B in place (gemm/uk_gemm.inc)
+ * prefetch the next B micro-panel's rows inside the micro-kernel calls,
+ * one row every few products (igemm.h: ukrip), else 0: then between the
+ * calls, a call's share at once.  CCONV_UK_SPREAD_PF=0 or 1 decides;
+ * otherwise on Intel CPUs: on an Intel Xeon (AVX-512, 2026-12-06) the
+ * prefetches issued at once stalled on full fill buffers (7% of a
+ * one-thread profile of ResNet-50's 256 -> 64 1x1 layer), and spread they
+ * took 0.78-0.93 of the time on 1x1 layers of 16-96 output channels at one
+ * and two threads (uk_gemm.inc).  Not measured on AMD CPUs, which keep the
+ * prefetches between calls that were measured there. */
+int cc_cpu_uk_spread_pf(void);
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

@@ -30,6 +30,16 @@ typedef void (*ig_ukri_f32)(int64_t kc, const float *a, const float *b, const in
 typedef void (*ig_ukri_f64)(int64_t kc, const double *a, const double *b, const int64_t *boff,
                             double *c, int64_t ldc, int first, const double *bias);
 
+/* ukri (no bias) prefetching, spread over its products, npf rows of
+ * NR elements pfs elements apart from pf: the next micro-panel's rows of a
+ * B read in place (gemm/uk_gemm.inc).  A hint: c is ukri's either way. */
+typedef void (*ig_ukrip_f32)(int64_t kc, const float *a, const float *b, const int64_t *boff,
+                             float *c, int64_t ldc, int first, const float *pf, int64_t pfs,
+                             int64_t npf);
+typedef void (*ig_ukrip_f64)(int64_t kc, const double *a, const double *b, const int64_t *boff,
+                             double *c, int64_t ldc, int first, const double *pf, int64_t pfs,
+                             int64_t npf);
+
 /* ukr and ukri over the first nv vectors of columns only (1 <= nv <= NR /
  * lanes; nv * lanes columns of c written): a panel's partial last
  * micro-tile.  b rows are still NR apart in the packed form. */
@@ -235,6 +245,7 @@ typedef struct ig_kern_f32 {
     ig_rows2_f32 rows2;
     ig_rows4_f32 rows4;
     ig_ukriy_f32 ukriy;
+    ig_ukrip_f32 ukrip;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -263,6 +274,7 @@ typedef struct ig_kern_f64 {
     ig_rows2_f64 rows2;
     ig_rows4_f64 rows4;
     ig_ukriy_f64 ukriy;
+    ig_ukrip_f64 ukrip;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by

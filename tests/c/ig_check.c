@@ -75,6 +75,8 @@ typedef struct {
     ig_wtout2_f64 t2o64;
     ig_ukrih_f32 ih32;
     ig_ukrih_f64 ih64;
+    ig_ukrip_f32 ip32;
+    ig_ukrip_f64 ip64;
 } isa_t;
 
 /* One entry per instruction set this build and CPU run and element type,
@@ -96,7 +98,7 @@ static void collect_isas(void)
                                  .i32 = k->ukri, .n32 = k->ukrn, .in32 = k->ukrin,
                                  .ws32 = k->wsplit, .pa32 = k->packa, .tr32 = k->wtinr,
                                  .w1i32 = k->w1tin, .w1o32 = k->w1tout, .t2r32 = k->wtinr2,
-                                 .t2o32 = k->wtout2, .ih32 = k->ukrih,
+                                 .t2o32 = k->wtout2, .ih32 = k->ukrih, .ip32 = k->ukrip,
                                  .r2_32 = k->rows2, .r4_32 = k->rows4};
         isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = d->mr, .nr = d->nr, .f64 = d->ukr,
                                  .p64 = d->packr, .mrw = d->mrw, .nrw = d->nrw, .lanes = d->lanes,
@@ -104,7 +106,7 @@ static void collect_isas(void)
                                  .i64 = d->ukri, .n64 = d->ukrn, .in64 = d->ukrin,
                                  .ws64 = d->wsplit, .pa64 = d->packa, .tr64 = d->wtinr,
                                  .w1i64 = d->w1tin, .w1o64 = d->w1tout, .t2r64 = d->wtinr2,
-                                 .t2o64 = d->wtout2, .ih64 = d->ukrih,
+                                 .t2o64 = d->wtout2, .ih64 = d->ukrih, .ip64 = d->ukrip,
                                  .r2_64 = d->rows2, .r4_64 = d->rows4};
     }
 }
@@ -164,11 +166,16 @@ static int check(const isa_t *isa, int f64, int64_t kc, int64_t ldc, int first, 
  * random offsets of a band (ukri, ukrin) or NR apart (ukrn); c's columns
  * past nv * lanes must be untouched.  ind == 2: ukrih, the first hrows
  * (1, 2 or 4, at most MR / 2) rows over up to 2 * NR columns (nv up to
- * twice as many vectors), the other rows of c untouched. */
+ * twice as many vectors), the other rows of c untouched.  ind == 3: ukrip
+ * (ukri with no bias, prefetching random rows of the band as it goes). */
 static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int first, int with_bias,
                    int hrows)
 {
-    const int mr = isa->mr, nr = isa->nr, half = ind == 2;
+    const int mr = isa->mr, nr = isa->nr, half = ind == 2, pfk = ind == 3;
+    if (pfk) { /* all the vectors, no bias */
+        nv = nr / isa->lanes;
+        with_bias = 0;
+    }
     const int nvmax = (half ? 2 : 1) * nr / isa->lanes, nrows = half ? hrows : mr;
     const int ncol = nv >= nvmax ? (half ? 2 : 1) * nr : nv * isa->lanes;
     const int64_t ldc = 2 * nr + ri(0, 20), nband = kc * 2 * nr + 64;
@@ -186,6 +193,10 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
     for (int i = 0; i < mr; i++) { PUT(biast, i, ru()); bias[i] = GET(biast, i); }
     for (int64_t k = 0; k < kc; k++) boff[k] = ind ? ri(0, nband - ncol) : k * nr;
     for (int64_t i = 0; i < mr * ldc; i++) { PUT(ct, i, ru()); ref[i] = GET(ct, i); }
+    /* ukrip's prefetches: npf rows of NR elements pfs apart, inside the band */
+    const int64_t pfs = ri(1, nr), room = (nband - nr) / pfs;
+    const int64_t npf = ri(0, kc + 3 < room ? kc + 3 : room);
+    const int64_t pf0 = ri(0, nband - nr - npf * pfs);
     double scale = 1;
     for (int i = 0; i < nrows; i++)
         for (int j = 0; j < ncol; j++) {
@@ -199,11 +210,15 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
     if (f64) {
         if (half) isa->ih64(hrows, nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
         else if (!ind) isa->n64(nv, kc, (double *)at, (double *)bt, (double *)ct, ldc, first, bi);
+        else if (pfk) isa->ip64(kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first,
+                                (double *)bt + pf0, pfs, npf);
         else if (nv >= nvmax) isa->i64(kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
         else isa->in64(nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
     } else {
         if (half) isa->ih32(hrows, nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
         else if (!ind) isa->n32(nv, kc, (float *)at, (float *)bt, (float *)ct, ldc, first, bi);
+        else if (pfk) isa->ip32(kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first,
+                                (float *)bt + pf0, pfs, npf);
         else if (nv >= nvmax) isa->i32(kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
         else isa->in32(nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
     }
@@ -221,7 +236,7 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
     const int bad = !(worst <= tol);
     if (bad)
         printf("FAIL %s %s %s rows=%d nv=%d kc=%lld ldc=%lld first=%d bias=%d err=%g tol=%g\n",
-               half ? "ukrih" : ind ? (nv >= nvmax ? "ukri" : "ukrin") : "ukrn", isa->name, f64 ? "f64" : "f32", nrows, nv,
+               half ? "ukrih" : pfk ? "ukrip" : ind ? (nv >= nvmax ? "ukri" : "ukrin") : "ukrn", isa->name, f64 ? "f64" : "f32", nrows, nv,
                (long long)kc, (long long)ldc, first, with_bias, worst, tol);
     free(a); free(band); free(ref); free(bias); free(boff); free(at); free(bt); free(ct); free(biast);
     return bad;
@@ -867,7 +882,9 @@ int main(int argc, char **argv)
                 }
                 failures += check_packa(&isas[i], f64, it < 40 ? it + 1 : ri(1, 300),
                                         (int)(ri(0, 1) ? isas[i].mr : ri(1, isas[i].mr)));
-                checks += 14;
+                failures += check_n(&isas[i], f64, it < 4 ? it + 1 : ri(1, 300), 3, 0,
+                                    (int)ri(0, 1), 0, 0);
+                checks += 15;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
