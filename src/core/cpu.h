@@ -141,9 +141,10 @@ int cc_cpu_uk_long_kc(void);
  * otherwise on Intel CPUs: on an Intel Xeon (AVX-512, 2026-12-06) the
  * prefetches issued at once stalled on full fill buffers (7% of a
  * one-thread profile of ResNet-50's 256 -> 64 1x1 layer), and spread they
- * took 0.78-0.93 of the time on 1x1 layers of 16-96 output channels at one
- * and two threads (uk_gemm.inc).  Not measured on AMD CPUs, which keep the
- * prefetches between calls that were measured there. */
+ * took 0.79-0.95 of the time on 1x1 layers of 16-96 output channels at one
+ * and two threads, their grad_input 0.42-0.91 (uk_gemm.inc).  Not measured
+ * on AMD CPUs, which keep the prefetches between calls that were measured
+ * there. */
 int cc_cpu_uk_spread_pf(void);
 
 #pragma GCC visibility pop
