@@ -257,7 +257,8 @@ def show_config(file: Any = None) -> None:
         f"  BLAS        : scipy-openblas64, core {_kernels.blas_corename()} ({_kernels.blas_config().strip()})",
         f"  SIMD        : {simd_level()} (CPU vendor {_kernels.cpu_vendor()}, row prefetch "
         f"{'on' if _kernels.prefetch_rows() else 'off'}, own GEMM "
-        f"{'on' if _kernels.uk_gemm_runs() else 'off'}, depthwise "
+        f"{'on' if _kernels.uk_gemm_runs() else 'off'}"
+        f"{' (float64 too)' if _kernels.uk_gemm_f64_runs() else ''}, depthwise "
         f"{'256-bit' if _kernels.dw_256() and simd_level() == 'avx512' else 'full-width'}"
         f"{_wino_rule()}{_kc_words()})",
         f"  threads     : {get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})",

@@ -456,12 +456,33 @@ def uk_gemm():
 
 cdef extern from "gemm/uk_gemm.h" nogil:
     int cc_uk_gemm_runs()
+    int cc_uk_gemm_f64_runs()
+    int cc_uk_gemm_takes_f32(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K)
+    int cc_uk_gemm_takes_f64(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K)
 
 
 def uk_gemm_runs():
     """Whether float32 products run on that GEMM in this process: the vendor
     choice (uk_gemm) with the 16-lane float32 kernels (AVX-512)."""
     return bool(cc_uk_gemm_runs())
+
+
+def uk_gemm_f64_runs():
+    """Whether float64 products that pack B run on that GEMM in this
+    process: the vendor choice (src/core/cpu.h: CCONV_UK_GEMM_F64, else on
+    Intel CPUs) with the 8-lane float64 kernels (AVX-512)."""
+    return bool(cc_uk_gemm_f64_runs())
+
+
+def uk_gemm_takes(int elsize, bint trans_a, bint trans_b, int64_t M, int64_t N, int64_t K):
+    """Whether that GEMM takes a product C (M x N) = op(A) (M x K) op(B)
+    (K x N) of elements of elsize bytes (4 or 8) in this process, rather
+    than OpenBLAS (src/gemm/uk_gemm.inc: its rule alone)."""
+    if elsize == 4:
+        return bool(cc_uk_gemm_takes_f32(trans_a, trans_b, M, N, K))
+    if elsize == 8:
+        return bool(cc_uk_gemm_takes_f64(trans_a, trans_b, M, N, K))
+    raise ValueError(f"uk_gemm_takes: elsize must be 4 or 8, but got {elsize}")
 
 
 def openmp_max_threads():

@@ -145,6 +145,8 @@ def test_show_config_names_both_choices(capsys):
     assert ("row prefetch on" in line) == _kernels.prefetch_rows()
     # the own GEMM runs with the 16-lane float32 kernels only
     assert ("own GEMM on" in line) == (_kernels.uk_gemm() and simd_level() == "avx512")
+    # and float64's where its own choice and the 8-lane kernels let it
+    assert ("(float64 too)" in line) == _kernels.uk_gemm_f64_runs()
 
 
 def test_show_config_own_gemm_off_on_narrow_kernels():

@@ -245,3 +245,157 @@ def test_spread_prefetch_keeps_the_bits():
         on, _, d, _ = _spread_run(value)
         assert on == (vendor == "intel"), (value, vendor)
         assert d == d1
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("case", range(len(CASES) + len(T_CASES) + len(G_CASES)))
+def test_float64_products(name, case, restore_threads):
+    """float64: the products that pack B run on the 8-lane kernels where
+    CCONV_UK_GEMM_F64 (default: Intel) lets them (AVX-512), the others and
+    the other instruction sets on OpenBLAS; every case within 1e-12 of the
+    largest element of the float64 reference at 1 and 2 threads."""
+    nc, nt = len(CASES), len(T_CASES)
+    grad = case >= nc + nt
+    transposed = nc <= case < nc + nt
+    xs, ws, s, pad, backend = (G_CASES[case - nc - nt] if grad else
+                               T_CASES[case - nc] if transposed else CASES[case])
+    nd = len(xs) - 2
+    rng, x, w, b = _arrays(f"uk gemm f64 {name} {case}", xs, ws,
+                           0 if grad or case % 2 else ws[1] if transposed else ws[0])
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    b = None if b is None else b.astype(np.float64)
+    if grad:
+        f = cconv.conv1d if nd == 1 else cconv.conv2d
+        gy = rng.standard_normal(f(x, w, stride=s, padding=pad).shape)
+        ref = ref_conv_grad_input(gy, w, xs, stride=s, pad_before=pad)
+
+        def run():
+            return cconv.convolution_backward(gy, x, w, None, [s] * nd, [pad] * nd, [1] * nd, False,
+                                              [0] * nd, 1, [True, False, False], backend=backend)[0]
+    elif transposed:
+        ref = ref_conv_transpose(x, w, b, stride=s, padding=pad)
+        f = cconv.conv_transpose1d if nd == 1 else cconv.conv_transpose2d
+
+        def run():
+            return f(x, w, b, stride=s, padding=pad, backend=backend)
+    else:
+        ref = ref_conv(x, w, b, stride=s, pad_before=pad)
+        f = cconv.conv1d if nd == 1 else cconv.conv2d
+
+        def run():
+            return f(x, w, b, stride=s, padding=pad, backend=backend)
+    with forced_isa(name):
+        for t in (1, 2):
+            cconv.set_num_threads(t)
+            err = np.abs(run() - ref).max() / np.abs(ref).max()
+            assert err <= 1e-12, (name, case, t, err)
+
+
+_RULE_SCRIPT = """
+from cconv import _kernels
+shapes = [(0, 0, 2048, 256, 256), (1, 0, 2048, 256, 256), (0, 0, 512, 2000, 192),
+          (0, 0, 96, 3136, 256), (0, 0, 104, 3136, 256), (0, 0, 40, 1517, 300),
+          (0, 1, 512, 512, 512), (0, 0, 512, 50, 512), (0, 0, 4, 4000, 512)]
+print(_kernels.uk_gemm_f64_runs(), _kernels.uk_gemm_runs(),
+      *[int(_kernels.uk_gemm_takes(e, *s)) for e in (4, 8) for s in shapes])
+"""
+
+
+def _rule_run(**env):
+    e = {k: v for k, v in os.environ.items() if k not in ("CCONV_UK_GEMM_F64", "CCONV_UK_GEMM")}
+    e.update(CCONV_SIMD="avx512", **env)
+    out = subprocess.run([sys.executable, "-c", _RULE_SCRIPT], env=e, capture_output=True,
+                         text=True, timeout=120, cwd=HERE)
+    assert out.returncode == 0, out.stderr
+    f64_runs, f32_runs, *takes = out.stdout.split()
+    return f64_runs == "True", f32_runs == "True", [int(t) for t in takes]
+
+
+@pytest.mark.skipif("avx512" not in ISAS, reason="needs the AVX-512 kernels")
+def test_float64_takes_packed_products_only():
+    """float64 products run on the 8-lane kernels where CCONV_UK_GEMM_F64
+    lets them and B is packed (more than 12 panels of 8 rows: 104 rows
+    yes, 96 no), never with B transposed, few columns (50 < 4 x 24) or
+    fewer rows than a panel; float32's rule (in place from 8 rows) does not
+    move with it; other values and none leave the default (Intel)."""
+    f32_want = [1, 1, 1, 1, 1, 1, 0, 0, 0]
+    f64_want = [1, 1, 1, 0, 1, 0, 0, 0, 0]
+    on, f32_on, t_on = _rule_run(CCONV_UK_GEMM_F64="1")
+    off, _, t_off = _rule_run(CCONV_UK_GEMM_F64="0")
+    assert on and not off and f32_on
+    assert t_on == f32_want + f64_want, t_on
+    assert t_off == f32_want + [0] * 9, t_off
+    _, f32_off, t_none = _rule_run(CCONV_UK_GEMM_F64="1", CCONV_UK_GEMM="0")
+    assert not f32_off and t_none == [0] * 9 + f64_want  # each type its own choice
+    vendor = cconv._kernels.cpu_vendor()
+    for value in ("", "2"):
+        dflt, _, t = _rule_run(CCONV_UK_GEMM_F64=value)
+        assert dflt == (vendor == "intel")
+        assert t == f32_want + (f64_want if dflt else [0] * 9)
+
+
+def test_takes_rejects_other_sizes():
+    with pytest.raises(ValueError, match="elsize must be 4 or 8"):
+        cconv._kernels.uk_gemm_takes(2, False, False, 64, 64, 64)
+
+
+# float64 products: (x shape, w shape, stride, padding, backend,
+# transposed).  A 1-D k3 layer of 512 rows and DCGAN's k4 s2 transposed
+# layer (2048 rows, A transposed, four images a product) and a grad_input of
+# 200 rows pack B; 40 rows read B in place, which stays on OpenBLAS.  (The
+# forward plans cut many layers' output channels into chunks of at most 12
+# panels, which read B in place: those stay on OpenBLAS too.)
+_F64_SCRIPT = """
+import hashlib, sys, numpy as np, cconv
+from cconv import _kernels
+rng = np.random.default_rng(11)
+out = []
+for (xs, ws, s, p, be, tr) in [((1, 64, 2000), (512, 64, 3), 1, 0, "gemm", 0),
+                               ((8, 256, 8, 8), (256, 128, 4, 4), 2, 1, "gemm_transpose", 1),
+                               ((1, 300, 37, 41), (40, 300, 1, 1), 1, 0, "gemm_1x1", 0)]:
+    x = rng.standard_normal(xs)
+    w = rng.standard_normal(ws)
+    f = (cconv.conv_transpose1d, cconv.conv_transpose2d) if tr else (cconv.conv1d, cconv.conv2d)
+    y = f[len(xs) - 3](x, w, stride=s, padding=p, backend=be)
+    out.append(hashlib.sha256(y.tobytes()).hexdigest()[:16])
+x = rng.standard_normal((2, 200, 17, 23))
+w = rng.standard_normal((50, 200, 1, 1))
+gy = rng.standard_normal((2, 50, 17, 23))
+g = cconv.convolution_backward(gy, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
+                               [True, False, False], backend="gemm_1x1")[0]
+out.append(hashlib.sha256(g.tobytes()).hexdigest()[:16])
+print(_kernels.uk_gemm_f64_runs(), *out)
+"""
+
+
+def _f64_run(value):
+    env = {k: v for k, v in os.environ.items() if k != "CCONV_UK_GEMM_F64"}
+    env.update(CCONV_SIMD="avx512")
+    if value is not None:
+        env["CCONV_UK_GEMM_F64"] = value
+    out = subprocess.run([sys.executable, "-c", _F64_SCRIPT], env=env, capture_output=True,
+                         text=True, timeout=300, cwd=HERE)
+    assert out.returncode == 0, out.stderr
+    runs, *digests = out.stdout.split()
+    return runs == "True", digests
+
+
+@pytest.mark.skipif("avx512" not in ISAS, reason="needs the AVX-512 kernels")
+def test_float64_environment_switches_the_gemm():
+    """CCONV_UK_GEMM_F64=1 runs float64 products that pack B on the
+    micro-kernels, =0 on OpenBLAS; a product that would read B in place (40
+    rows) stays on OpenBLAS either way (the same bits); other values, and
+    none, leave the default (Intel CPUs)."""
+    on, d1 = _f64_run("1")
+    off, d0 = _f64_run("0")
+    assert on and not off
+    # the 1-D layer's last bits differ (K = 192 summed in another order);
+    # the transposed layer's and the grad_input's may match OpenBLAS's
+    # order, which test_float64_takes_packed_products_only covers by rule
+    assert d1[0] != d0[0], (d1, d0)
+    assert d1[2] == d0[2]
+    vendor = cconv._kernels.cpu_vendor()
+    for value in (None, "", "2"):
+        dflt, d = _f64_run(value)
+        assert dflt == (vendor == "intel"), (value, vendor)
+        assert d == (d1 if dflt else d0)

@@ -147,6 +147,17 @@ int cc_cpu_uk_long_kc(void);
  * there. */
 int cc_cpu_uk_spread_pf(void);
 
+/* 1 when the float64 GEMMs of the GEMM convolutions that pack B (more than
+ * 12 A panels of 8 rows) run on the implicit GEMM's 8-lane float64
+ * micro-kernels (AVX-512: gemm/uk_gemm.c) rather than OpenBLAS's, else 0;
+ * the products of fewer rows, which would read B in place, stay on
+ * OpenBLAS (1x1 layers: 1.01-1.11 of its time on an Intel Xeon, 1.10-1.17
+ * on AMD Zen 4).  CCONV_UK_GEMM_F64=0 or 1 decides; otherwise on Intel
+ * CPUs: on an Intel Xeon (AVX-512, 2026-12-06), 1 / 2 threads, DCGAN's
+ * transposed layer 0.78 / 0.77 of OpenBLAS's time, UNet's 0.98 / 0.97,
+ * ViT's patches 0.98 / 1.02 (uk_gemm.c).  Not measured on AMD CPUs. */
+int cc_cpu_uk_gemm_f64(void);
+
 #pragma GCC visibility pop
 #ifdef __cplusplus
 }

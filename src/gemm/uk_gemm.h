@@ -14,20 +14,22 @@
 int cc_uk_gemm_f32(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const float *A,
                    int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 
-/* float64 stays on OpenBLAS (on these kernels a 1x1 layer took 1.10-1.17
- * of its time, AMD Zen 4): the same signature, never taking the product. */
-static inline int cc_uk_gemm_f64(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
-                                 const double *A, int64_t lda, const double *B, int64_t ldb,
-                                 double beta, double *C, int64_t ldc) {
-    (void)trans_a, (void)trans_b, (void)M, (void)N, (void)K, (void)A, (void)lda, (void)B,
-        (void)ldb, (void)beta, (void)C, (void)ldc;
-    return 0;
-}
+int cc_uk_gemm_f64(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const double *A,
+                   int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
+
+/* Whether cc_uk_gemm_<f32|f64> would take a product of this shape in this
+ * process (the rule alone: nothing is computed). */
+int cc_uk_gemm_takes_f32(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K);
+int cc_uk_gemm_takes_f64(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K);
 
 /* 1 when float32 products may run on these kernels in this process: the
  * choice of core/cpu.h (cc_cpu_uk_gemm) with 16-lane float32 kernels
  * (AVX-512), the only ones measured faster than OpenBLAS. */
 int cc_uk_gemm_runs(void);
+
+/* The same for float64 products that pack B (uk_gemm.c): the choice
+ * cc_cpu_uk_gemm_f64 with the 8-lane float64 kernels (AVX-512). */
+int cc_uk_gemm_f64_runs(void);
 #pragma GCC visibility pop
 
 #endif
