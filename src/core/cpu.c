@@ -56,9 +56,9 @@ static int once_choice(int *slot, const char *var, int (*dflt)(void))
 
 static int every_cpu(void) { return 1; }
 
-static int prefetch_rows = -1, uk_gemm = -1, uk_gemm_f64 = -1, dw_256 = -1, wino_small = -1, long_kc = -1,
-           uk_long_kc = -1, uk_spread_pf = -1, dw_flat = -1, ig_inplace = -1, dw_direct = -1,
-           dw_a2p = -1;
+static int prefetch_rows = -1, uk_gemm = -1, uk_gemm_f64 = -1, dw_256 = -1, wino_small = -1,
+           long_kc = -1, uk_long_kc = -1, uk_spread_pf = -1, dw_flat = -1, ig_inplace = -1,
+           dw_direct = -1, dw_a2p = -1;
 
 int cc_cpu_prefetch_rows(void) { return once_choice(&prefetch_rows, "CCONV_PREFETCH_ROWS", not_intel); }
 int cc_cpu_uk_gemm(void) { return once_choice(&uk_gemm, "CCONV_UK_GEMM", every_cpu); }
