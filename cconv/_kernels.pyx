@@ -485,6 +485,20 @@ def uk_gemm_takes(int elsize, bint trans_a, bint trans_b, int64_t M, int64_t N, 
     raise ValueError(f"uk_gemm_takes: elsize must be 4 or 8, but got {elsize}")
 
 
+cdef extern from "core/fpflags.h" nogil:
+    int cc_fp_denormal_seen(int clear)
+
+
+def denormal_operand_seen(bint clear=True):
+    """Whether an instruction of this thread read a denormal operand since
+    the flag was last cleared (x86's MXCSR), clearing it when ``clear``;
+    None where the CPU keeps no such flag.  The tests read it around a call
+    on scratch memory filled with denormals: a kernel that computes on
+    scratch it did not write sets it."""
+    cdef int r = cc_fp_denormal_seen(clear)
+    return None if r < 0 else bool(r)
+
+
 def openmp_max_threads():
     return cc_openmp_max_threads()
 
