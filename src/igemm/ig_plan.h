@@ -74,7 +74,7 @@ typedef struct ig_plan {
     int64_t chunk, nchunks;     /* MR panels per item, items along channels */
     int64_t items;
     int64_t ap_elems;           /* packed weight, all groups */
-    int64_t bp_elems;           /* packed B block (direct: wide C block), per thread */
+    int64_t bp_elems;           /* packed B micro-panel (direct: wide C block), per thread */
     int64_t per_thread;         /* elements per thread: band + B block + tile */
     int inplace;                /* direct mode: the output written in place (ukriy) */
     int64_t poff_elems;         /* int64 scratch per thread: positions / in-place stores */
@@ -335,11 +335,12 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     p->items = base * p->nchunks;
     p->nt = cc_threads_for(macs, CC_GRAIN_GEMM, p->items, p->nt);
     p->ap_elems = g->groups * p->mpan * mr * p->K;
-    /* direct: no B block but a wide C block (the item's channels x wide
-     * positions, whole micro-tiles of ncol), and the band is read up to
-     * ncol past its end */
+    /* packed: one B micro-panel (kc x NR, packed just before its calls:
+     * ig_conv.inc); direct: a wide C block instead (the item's channels x
+     * wide positions, whole micro-tiles of ncol), and the band is read up
+     * to ncol past its end */
     p->bp_elems = p->direct ? p->chunk * mr * ig_round_up((R - 1) * p->Wph + Wt, p->ncol) + p->ncol
-                            : p->kc * ig_round_up(p->npos, nr);
+                            : p->kc * nr;
     /* band + B block + one MR x NR tile, each rounded to 64 bytes */
     const int64_t al = 64 / elsize;
     p->per_thread = ig_round_up(p->band_elems, al) + ig_round_up(p->bp_elems, al) +
