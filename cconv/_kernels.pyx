@@ -487,15 +487,18 @@ def uk_gemm_takes(int elsize, bint trans_a, bint trans_b, int64_t M, int64_t N, 
 
 cdef extern from "core/fpflags.h" nogil:
     int cc_fp_denormal_seen(int clear)
+    int cc_fp_denormal_seen_team(int nthreads, int clear)
 
 
-def denormal_operand_seen(bint clear=True):
-    """Whether an instruction of this thread read a denormal operand since
-    the flag was last cleared (x86's MXCSR), clearing it when ``clear``;
-    None where the CPU keeps no such flag.  The tests read it around a call
-    on scratch memory filled with denormals: a kernel that computes on
-    scratch it did not write sets it."""
-    cdef int r = cc_fp_denormal_seen(clear)
+def denormal_operand_seen(bint clear=True, int nthreads=1):
+    """Whether an instruction read a denormal operand since the flag was
+    last cleared (x86's MXCSR), on this thread (nthreads 1) or on any of a
+    team of ``nthreads`` OpenMP threads (this one and the workers the
+    kernels run on), clearing it when ``clear``; None where the CPU keeps
+    no such flag.  The tests read it around a call on scratch memory filled
+    with denormals: a kernel that computes on scratch it did not write sets
+    it."""
+    cdef int r = cc_fp_denormal_seen(clear) if nthreads <= 1 else cc_fp_denormal_seen_team(nthreads, clear)
     return None if r < 0 else bool(r)
 
 

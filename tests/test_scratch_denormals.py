@@ -11,8 +11,9 @@ MobileNet's stem 4x, whenever the workspace held such bytes.
 Each check runs a call once, fills the thread's workspace and the freed
 result blocks (the memory the next call's scratch and results come from)
 with denormals, clears the CPU's denormal-operand flag (MXCSR's DE bit),
-runs the call again on one thread and asserts that the flag stayed clear
-and that the results are the first call's, bit for bit.  Every CPU backend
+runs the call again and asserts that the flag stayed clear, on the calling
+thread and on the kernels' OpenMP threads, and that the results are the
+first call's, bit for bit, at one thread and at two.  Every CPU backend
 is forced in turn, forward and convolution_backward, on named layers and
 on random shapes and parameters.  x86 only: other CPUs keep no such flag.
 """
@@ -47,16 +48,16 @@ def _results(r) -> tuple:
     return r if isinstance(r, tuple) else (r,)
 
 
-def _denormals_read(f) -> tuple[bool, bool]:
-    """(whether the second call read a denormal, whether its results equal
-    the first call's bit for bit)."""
+def _denormals_read(f, nthreads: int) -> tuple[bool, bool]:
+    """(whether the second call read a denormal on any of the nthreads
+    threads, whether its results equal the first call's bit for bit)."""
     first = _results(f())
     kept = [None if a is None else a.copy() for a in first]
     _poison(first)
     del first
-    _kernels.denormal_operand_seen(True)
+    _kernels.denormal_operand_seen(True, nthreads)
     second = _results(f())
-    seen = bool(_kernels.denormal_operand_seen(True))
+    seen = bool(_kernels.denormal_operand_seen(True, nthreads))
     same = len(kept) == len(second) and all(
         (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
         for a, b in zip(kept, second)
@@ -80,16 +81,18 @@ def _calls(x, w, b, stride, padding, dilation, transposed, output_padding, group
     return {"forward": fwd, "backward": bwd}
 
 
-def _check_problem(x, w, b, stride, padding, dilation, transposed, output_padding, groups, seed):
-    """Every CPU backend that takes the problem, forward and backward: the
-    failures as strings (empty: none)."""
+def _check_problem(x, w, b, stride, padding, dilation, transposed, output_padding, groups, seed,
+                   nthreads):
+    """Every CPU backend that takes the problem, forward and backward, on
+    nthreads threads: the failures as strings (empty: none)."""
+    cconv.set_num_threads(nthreads)
     rng = np.random.default_rng(seed)
     bad, ran = [], 0
     for be in CPU_BACKENDS:
         for op, f in _calls(x, w, b, stride, padding, dilation, transposed, output_padding,
                             groups, be, rng).items():
             try:
-                seen, same = _denormals_read(f)
+                seen, same = _denormals_read(f, nthreads)
             except (ValueError, NotImplementedError):  # the backend does not take it
                 continue
             ran += 1
@@ -103,8 +106,10 @@ def _check_problem(x, w, b, stride, padding, dilation, transposed, output_paddin
 # a phase, a row phase's last row), and others beside them
 NAMED = [
     ((1, 64, 28, 28), (64, 8, 3, 3), 2, 1, 1, 8),            # ResNeXt grouped, stride 2
+    ((2, 128, 56, 56), (128, 8, 3, 3), 2, 1, 1, 16),         # the same, large enough for 2 threads
     ((2, 3, 64, 64), (16, 3, 3, 3), 2, 1, 1, 1),             # MobileNet-like stem
     ((1, 3, 48, 48), (24, 3, 7, 7), 2, 3, 1, 1),             # 7x7 stride-2 stem
+    ((2, 3, 96, 96), (24, 3, 7, 7), 2, 3, 1, 1),             # the same, for 2 threads
     ((2, 3, 32, 32), (32, 3, 4, 4), 4, 0, 1, 1),             # 4x4 stride-4 patches
     ((1, 16, 26, 9), (16, 4, 5, 3), (2, 1), (2, 3), (1, 3), 4),  # row stride only
     ((2, 4, 61), (8, 4, 5), 3, 2, 1, 1),                     # 1-D stride 3
@@ -113,17 +118,18 @@ NAMED = [
 ]
 
 
+@pytest.mark.parametrize("nthreads", [1, 2])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", range(len(NAMED)))
-def test_named_layers_read_no_denormal_scratch(case, dtype, restore_threads):
+def test_named_layers_read_no_denormal_scratch(case, dtype, nthreads, restore_threads):
     xs, ws, stride, padding, dilation, groups = NAMED[case]
     rng = np.random.default_rng(case)
     d = len(xs) - 2
     x = rng.standard_normal(xs).astype(dtype)
     w = rng.standard_normal(ws).astype(dtype)
     b = rng.standard_normal(ws[0]).astype(dtype)
-    cconv.set_num_threads(1)
-    bad, ran = _check_problem(x, w, b, stride, padding, dilation, False, [0] * d, groups, case)
+    bad, ran = _check_problem(x, w, b, stride, padding, dilation, False, [0] * d, groups, case,
+                              nthreads)
     assert ran >= 2, "no backend took the layer"
     assert not bad, "\n".join(bad)
 
@@ -158,11 +164,10 @@ def _random_problem(rng, dtype):
 @pytest.mark.parametrize("seed", range(6))
 def test_random_problems_read_no_denormal_scratch(seed, dtype, restore_threads):
     rng = np.random.default_rng(1000 + seed)
-    cconv.set_num_threads(1)
     bad, ran = [], 0
     for i in range(4):
         prob = _random_problem(rng, dtype)
-        b, r = _check_problem(*prob, seed * 10 + i)
+        b, r = _check_problem(*prob, seed * 10 + i, 1 + i % 2)
         ran += r
         x, w = prob[0], prob[1]
         bad += [f"x {x.shape} w {w.shape} s {prob[3]} p {prob[4]} d {prob[5]} transposed "
@@ -171,9 +176,10 @@ def test_random_problems_read_no_denormal_scratch(seed, dtype, restore_threads):
     assert not bad, "\n".join(bad)
 
 
-def test_the_flag_sees_a_denormal_operand():
+def test_the_flag_sees_a_denormal_operand(restore_threads):
     """The check itself: the flag is set by arithmetic on a denormal, stays
-    clear on normal numbers, and reading it with clear=True clears it."""
+    clear on normal numbers, and reading it with clear=True clears it; the
+    team's flag sees a denormal that a kernel's worker thread read."""
     a = np.full(64, 1e-40, np.float32)  # denormal float32
     _kernels.denormal_operand_seen(True)
     _ = a * np.float32(3)
@@ -182,3 +188,11 @@ def test_the_flag_sees_a_denormal_operand():
     c = np.full(64, 1.5, np.float32)
     _ = c * np.float32(3)
     assert _kernels.denormal_operand_seen(True) is False
+    cconv.set_num_threads(2)
+    x = np.full((2, 32, 48, 48), 1e-40, np.float32)  # every thread reads denormals
+    wd = np.ones((32, 1, 3, 3), np.float32)
+    _kernels.denormal_operand_seen(True, 2)
+    cconv.conv2d(x, wd, groups=32)
+    assert _kernels.denormal_operand_seen(True, 2) is True
+    cconv.conv2d(np.ones_like(x), wd, groups=32)
+    assert _kernels.denormal_operand_seen(True, 2) is False

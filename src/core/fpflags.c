@@ -1,5 +1,8 @@
-/* The denormal-operand flag of the calling thread (core/fpflags.h). */
+/* The denormal-operand flag of the calling thread and of the kernels'
+ * OpenMP threads (core/fpflags.h). */
 #include "core/fpflags.h"
+
+#include "core/omp_compat.h"
 
 #if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
 #include <xmmintrin.h>
@@ -16,3 +19,13 @@ int cc_fp_denormal_seen(int clear) {
     return -1;
 }
 #endif
+
+int cc_fp_denormal_seen_team(int nthreads, int clear) {
+    if (cc_fp_denormal_seen(0) < 0) return -1;
+    int any = 0;
+#pragma omp parallel num_threads(nthreads > 0 ? nthreads : 1) reduction(|| : any)
+    {
+        if (cc_fp_denormal_seen(clear) == 1) any = 1;
+    }
+    return any;
+}

@@ -14,6 +14,10 @@
  * calling thread's flags only. */
 #pragma GCC visibility push(default) /* the core library's API (its build hides the rest) */
 int cc_fp_denormal_seen(int clear);
+/* The same over a team of nthreads OpenMP threads (the calling thread and
+ * the workers the kernels' parallel regions run on: the runtime keeps
+ * them from region to region), any of them; -1 where there is no flag. */
+int cc_fp_denormal_seen_team(int nthreads, int clear);
 #pragma GCC visibility pop
 
 #endif
