@@ -1173,6 +1173,51 @@ def test_whole_output_gather_col2im(seed, restore_threads):
 
 
 @pytest.mark.parametrize("seed", range(6))
+def test_gather_col2im_taps_that_tile_the_row(seed, restore_threads):
+    """The gather col2im's direct path: where the last dimension's taps
+    tile the row (kernel = stride, no dilation, padding or output padding
+    there: UNet's 2x2 stride-2 layer) a row reached by one pair of outer
+    taps is its column rows interleaved, written straight to x with the
+    bias.  Random 1-3-D transposed layers of that kind (outer dimensions
+    free: overlapping taps there take the summing path row by row), next
+    to ones that differ by a padding or an output padding in the last
+    dimension (the summing path), 1-3 threads, float32 and float64, with
+    and without bias, against the float64 reference."""
+    rng = np.random.default_rng(950 + seed)
+    for it in range(12):
+        nsp = int(rng.integers(1, 4))
+        g = int(rng.choice([1, 2]))
+        cig, cog = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        sl = int(rng.choice([2, 2, 3, 4, 5]))
+        ko = tuple(int(v) for v in rng.integers(1, 4, nsp - 1))
+        so = tuple(int(v) for v in rng.choice([1, 2, 3], nsp - 1))
+        k, s = ko + (sl,), so + (sl,)
+        d = (1,) * nsp
+        p = tuple(int(rng.integers(0, k[i])) for i in range(nsp - 1)) + (0,)
+        op = tuple(int(rng.integers(0, s[i])) for i in range(nsp - 1)) + (0,)
+        if it % 4 == 3:  # a neighbour: the last dimension padded or output-padded
+            if rng.random() < 0.5:
+                p = p[:-1] + (int(rng.integers(1, sl)),)
+            else:
+                op = op[:-1] + (int(rng.integers(1, sl)),)
+        # the last dim 17-48 (the gather form's rows), the others small
+        size = tuple(int(v) for v in rng.integers(1, 6, nsp - 1)) + (int(rng.integers(17, 49)),)
+        if min((size[i] - 1) * s[i] - 2 * p[i] + k[i] + op[i] for i in range(nsp)) < 1:
+            continue
+        dt = np.float64 if it % 2 else np.float32
+        tol = 1e-5 if dt == np.float32 else 1e-12
+        cconv.set_num_threads(1 + it % 3)
+        n = int(rng.integers(1, 3))
+        x = rng.standard_normal((n, cig * g) + size).astype(dt)
+        w = rng.standard_normal((cig * g, cog) + k).astype(dt)
+        b = rng.standard_normal(cog * g).astype(dt) if it % 3 else None
+        for be in ("gemm_transpose", None):
+            y = cconv.convolution(x, w, b, s, p, d, True, op, g, backend=be)
+            ref = ref_conv_transpose(x, w, b, s, p, op, g, d)
+            assert rel_err(y, ref) <= tol, (be, size, k, s, p, op)
+
+
+@pytest.mark.parametrize("seed", range(6))
 def test_nonfinite_weight_depthwise_gives_torch_pattern(seed):
     """A NaN or infinite depthwise weight: NaN and +-inf exactly where
     PyTorch's products put them, padding products (0 * inf = NaN) included.
