@@ -1126,6 +1126,21 @@ def test_small_planes_padded_plane_col2im(seed, restore_threads):
         assert rel_err(y, ref_conv_transpose(x, w, b, s, p, op, g, d)) <= tol, (size, k, s, p)
 
 
+def _transposed_problem(rng, it, nmax, cig, cog, g, size, k):
+    """Iteration it of the gather col2im tests: (dtype, tolerance, x, w,
+    bias) of a transposed layer, float32 / float64 and 1-3 threads by turns
+    (the thread count set here), a bias on two iterations of three, batch
+    1 to nmax - 1."""
+    dt = np.float64 if it % 2 else np.float32
+    tol = 1e-5 if dt == np.float32 else 1e-12
+    cconv.set_num_threads(1 + it % 3)
+    n = int(rng.integers(1, nmax))
+    x = rng.standard_normal((n, cig * g) + size).astype(dt)
+    w = rng.standard_normal((cig * g, cog) + k).astype(dt)
+    b = rng.standard_normal(cog * g).astype(dt) if it % 3 else None
+    return dt, tol, x, w, b
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_whole_output_gather_col2im(seed, restore_threads):
     """col2im in gather form (src/gemm/col2im_gather.inc): where the adjoint's
@@ -1154,13 +1169,7 @@ def test_whole_output_gather_col2im(seed, restore_threads):
                for i in range(nsp)]
         if min(out) < 1:
             continue
-        dt = np.float64 if it % 2 else np.float32
-        tol = 1e-5 if dt == np.float32 else 1e-12
-        cconv.set_num_threads(1 + it % 3)
-        n = int(rng.integers(1, 4))
-        x = rng.standard_normal((n, cig * g) + size).astype(dt)
-        w = rng.standard_normal((cig * g, cog) + k).astype(dt)
-        b = rng.standard_normal(cog * g).astype(dt) if it % 3 else None
+        dt, tol, x, w, b = _transposed_problem(rng, it, 4, cig, cog, g, size, k)
         y = cconv.convolution(x, w, b, s, p, d, True, op, g, backend="gemm_transpose")
         assert rel_err(y, ref_conv_transpose(x, w, b, s, p, op, g, d)) <= tol, (size, k, s, p, d)
         if any(op[i] >= s[i] for i in range(nsp)):
@@ -1204,13 +1213,7 @@ def test_gather_col2im_taps_that_tile_the_row(seed, restore_threads):
         size = tuple(int(v) for v in rng.integers(1, 6, nsp - 1)) + (int(rng.integers(17, 49)),)
         if min((size[i] - 1) * s[i] - 2 * p[i] + k[i] + op[i] for i in range(nsp)) < 1:
             continue
-        dt = np.float64 if it % 2 else np.float32
-        tol = 1e-5 if dt == np.float32 else 1e-12
-        cconv.set_num_threads(1 + it % 3)
-        n = int(rng.integers(1, 3))
-        x = rng.standard_normal((n, cig * g) + size).astype(dt)
-        w = rng.standard_normal((cig * g, cog) + k).astype(dt)
-        b = rng.standard_normal(cog * g).astype(dt) if it % 3 else None
+        dt, tol, x, w, b = _transposed_problem(rng, it, 3, cig, cog, g, size, k)
         for be in ("gemm_transpose", None):
             y = cconv.convolution(x, w, b, s, p, d, True, op, g, backend=be)
             ref = ref_conv_transpose(x, w, b, s, p, op, g, d)
