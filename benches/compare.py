@@ -16,7 +16,11 @@ the next cconv or torch call wait for its own worker: on 2 cores a 0.1 ms
 depthwise call took 1.7-2.8 ms after a matmul).  cconv and torch each run
 their own OpenMP runtime, and the same holds between them to a smaller
 degree; `--timing blocks` times each in short runs of calls of its own
-instead (see run_blocks), which is what a user's loop sees:
+instead (see run_blocks), which is what a user's loop sees.  A block
+slowed as a whole (on a shared 2-core machine, now and then a block of a
+library's calls at 2 threads waited 1-7 ms per call) moved the median of
+two blocks; of three (the default --repeat 15 with blocks of 5) one such
+block leaves the median among the others' calls:
 
   cconv   the installed cconv (forward: conv{1,2,3}d / conv_transpose{1,2,3}d;
           backward set: the forward plus cconv.convolution_backward for
@@ -762,7 +766,9 @@ def parse_args(argv=None):
     ap.add_argument("--threads", default="1,2", metavar="T,..",
                     help="thread counts to run at (default 1,2)")
     ap.add_argument("--dtype", choices=("float32", "float64"), default="float32")
-    ap.add_argument("--repeat", type=int, default=10, help="timed calls per contender (default 10)")
+    ap.add_argument("--repeat", type=int, default=15,
+                    help="timed calls per contender (default 15: with --timing blocks, three blocks of "
+                         "5, so that one slow block does not move the median)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed calls per contender first (default 2)")
     ap.add_argument("--timing", choices=("interleaved", "blocks"), default="interleaved",
                     help="interleaved: cconv and torch alternate call by call (default); blocks: each "
