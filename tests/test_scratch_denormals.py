@@ -65,13 +65,10 @@ def _denormals_read(f, nthreads: int) -> tuple[bool, bool]:
     return seen, same
 
 
-def _calls(x, w, b, stride, padding, dilation, transposed, output_padding, groups, backend, rng):
+def _calls(x, w, b, stride, padding, dilation, transposed, output_padding, groups, backend, gy):
     def fwd():
         return cconv.convolution(x, w, b, stride, padding, dilation, transposed, output_padding,
                                  groups, backend=backend)
-
-    y = cconv.convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups)
-    gy = rng.standard_normal(y.shape).astype(x.dtype)
 
     def bwd():
         return cconv.convolution_backward(gy, x, w, [b.shape[0]], stride, padding, dilation,
@@ -87,10 +84,13 @@ def _check_problem(x, w, b, stride, padding, dilation, transposed, output_paddin
     nthreads threads: the failures as strings (empty: none)."""
     cconv.set_num_threads(nthreads)
     rng = np.random.default_rng(seed)
+    # the output gradient, once for every backend (its shape: the forward's)
+    y = cconv.convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups)
+    gy = rng.standard_normal(y.shape).astype(x.dtype)
     bad, ran = [], 0
     for be in CPU_BACKENDS:
         for op, f in _calls(x, w, b, stride, padding, dilation, transposed, output_padding,
-                            groups, be, rng).items():
+                            groups, be, gy).items():
             try:
                 seen, same = _denormals_read(f, nthreads)
             except (ValueError, NotImplementedError):  # the backend does not take it
@@ -196,3 +196,5 @@ def test_the_flag_sees_a_denormal_operand(restore_threads):
     assert _kernels.denormal_operand_seen(True, 2) is True
     cconv.conv2d(np.ones_like(x), wd, groups=32)
     assert _kernels.denormal_operand_seen(True, 2) is False
+    with pytest.raises(TypeError):
+        _kernels.denormal_operand_seen(True, "2")  # a thread count, not a string
