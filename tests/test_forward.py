@@ -1221,6 +1221,49 @@ def test_gather_col2im_taps_that_tile_the_row(seed, restore_threads):
 
 
 @pytest.mark.parametrize("seed", range(6))
+def test_gemm_over_images_side_by_side(seed, restore_threads):
+    """The GEMM backend's blocks of small images: one product over the
+    images' columns side by side, which the own GEMM (AVX-512) writes into
+    each image's rows of the output with the bias, its micro-tiles that
+    straddle two or more images through a buffer.  Random 1-3-D layers
+    with output planes of 5-900 positions (a micro-tile of 48 columns over
+    several images, or an image's end inside one), 2-9 images, reductions
+    of 16-1600 (one to four K blocks: the bias added at the first), 8-200
+    output channels a group, 1-2 groups, with and without bias, float32
+    and float64, against the float64 reference, and the same bits at 1 and
+    2 threads."""
+    rng = np.random.default_rng(1700 + seed)
+    for it in range(8):
+        nsp = int(rng.integers(1, 4))
+        g = int(rng.choice([1, 1, 2]))
+        k = tuple(int(v) for v in rng.integers(1, 4, nsp))
+        s = tuple(int(v) for v in rng.integers(1, 3, nsp))
+        kk = int(np.prod(k))
+        cig = int(rng.integers(max(1, 16 // kk), max(2, 1600 // kk) + 1))
+        cog = int(rng.integers(8, 201))
+        # an output plane of 5-900 positions
+        target = int(rng.integers(5, 901))
+        side = max(1, round(target ** (1.0 / nsp)))
+        out = [side] * nsp
+        out[-1] = max(1, target // max(1, int(np.prod(out[:-1]))))
+        size = tuple((o - 1) * st + kd for o, st, kd in zip(out, s, k))
+        n = int(rng.integers(2, 10))
+        dt = np.float32 if it % 2 == 0 else np.float64
+        x = randn(rng, (n, g * cig) + size, dt)
+        w = randn(rng, (g * cog, cig) + k, dt)
+        b = randn(rng, (g * cog,), dt) if it % 3 != 2 else None
+        ref = ref_conv(x, w, b, s, 0, groups=g)
+        tol = tolerance(dt, reduction_length(g * cig, g, k))
+        ys = []
+        for t in (1, 2):
+            cconv.set_num_threads(t)
+            y = CONV[nsp](x, w, b, stride=s, groups=g, backend="gemm")
+            assert rel_err(y, ref) <= tol, (n, g, cig, cog, size, k, s, dt)
+            ys.append(y)
+        assert np.array_equal(ys[0], ys[1]), (n, g, cig, cog, size, k, s, dt)
+
+
+@pytest.mark.parametrize("seed", range(6))
 def test_nonfinite_weight_depthwise_gives_torch_pattern(seed):
     """A NaN or infinite depthwise weight: NaN and +-inf exactly where
     PyTorch's products put them, padding products (0 * inf = NaN) included.

@@ -17,6 +17,19 @@ int cc_uk_gemm_f32(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, co
 int cc_uk_gemm_f64(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, const double *A,
                    int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc);
 
+/* The same (A and B not transposed, beta 0) with C's columns in segments
+ * of seg: column j of C lies at C + (j / seg) * sst + j % seg, rows ldc
+ * apart (a GEMM over several images' columns side by side, each image's
+ * result written where it goes), plus bias[i] on each row i (M values;
+ * NULL: none), added as the first K block is stored.  Returns 0, C
+ * untouched, where cc_uk_gemm_<f32|f64> would return 0. */
+int cc_uk_gemm_seg_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                       const float *B, int64_t ldb, float *C, int64_t ldc, int64_t seg,
+                       int64_t sst, const float *bias);
+int cc_uk_gemm_seg_f64(int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
+                       const double *B, int64_t ldb, double *C, int64_t ldc, int64_t seg,
+                       int64_t sst, const double *bias);
+
 /* Whether cc_uk_gemm_<f32|f64> would take a product of this shape in this
  * process (the rule alone: nothing is computed). */
 int cc_uk_gemm_takes_f32(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K);

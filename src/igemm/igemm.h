@@ -30,15 +30,15 @@ typedef void (*ig_ukri_f32)(int64_t kc, const float *a, const float *b, const in
 typedef void (*ig_ukri_f64)(int64_t kc, const double *a, const double *b, const int64_t *boff,
                             double *c, int64_t ldc, int first, const double *bias);
 
-/* ukri (no bias) prefetching, spread over its products, npf rows of
- * NR elements pfs elements apart from pf: the next micro-panel's rows of a
- * B read in place (gemm/uk_gemm.inc).  A hint: c is ukri's either way. */
+/* ukri prefetching, spread over its products, npf rows of NR elements pfs
+ * elements apart from pf: the next micro-panel's rows of a B read in place
+ * (gemm/uk_gemm.inc).  A hint: c is ukri's either way. */
 typedef void (*ig_ukrip_f32)(int64_t kc, const float *a, const float *b, const int64_t *boff,
-                             float *c, int64_t ldc, int first, const float *pf, int64_t pfs,
-                             int64_t npf);
+                             float *c, int64_t ldc, int first, const float *bias,
+                             const float *pf, int64_t pfs, int64_t npf);
 typedef void (*ig_ukrip_f64)(int64_t kc, const double *a, const double *b, const int64_t *boff,
-                             double *c, int64_t ldc, int first, const double *pf, int64_t pfs,
-                             int64_t npf);
+                             double *c, int64_t ldc, int first, const double *bias,
+                             const double *pf, int64_t pfs, int64_t npf);
 
 /* ukr and ukri over the first nv vectors of columns only (1 <= nv <= NR /
  * lanes; nv * lanes columns of c written): a panel's partial last

@@ -167,15 +167,13 @@ static int check(const isa_t *isa, int f64, int64_t kc, int64_t ldc, int first, 
  * past nv * lanes must be untouched.  ind == 2: ukrih, the first hrows
  * (1, 2 or 4, at most MR / 2) rows over up to 2 * NR columns (nv up to
  * twice as many vectors), the other rows of c untouched.  ind == 3: ukrip
- * (ukri with no bias, prefetching random rows of the band as it goes). */
+ * (ukri prefetching random rows of the band as it goes). */
 static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int first, int with_bias,
                    int hrows)
 {
     const int mr = isa->mr, nr = isa->nr, half = ind == 2, pfk = ind == 3;
-    if (pfk) { /* all the vectors, no bias */
+    if (pfk) /* all the vectors */
         nv = nr / isa->lanes;
-        with_bias = 0;
-    }
     const int nvmax = (half ? 2 : 1) * nr / isa->lanes, nrows = half ? hrows : mr;
     const int ncol = nv >= nvmax ? (half ? 2 : 1) * nr : nv * isa->lanes;
     const int64_t ldc = 2 * nr + ri(0, 20), nband = kc * 2 * nr + 64;
@@ -211,14 +209,14 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
         if (half) isa->ih64(hrows, nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
         else if (!ind) isa->n64(nv, kc, (double *)at, (double *)bt, (double *)ct, ldc, first, bi);
         else if (pfk) isa->ip64(kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first,
-                                (double *)bt + pf0, pfs, npf);
+                                bi, (double *)bt + pf0, pfs, npf);
         else if (nv >= nvmax) isa->i64(kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
         else isa->in64(nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
     } else {
         if (half) isa->ih32(hrows, nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
         else if (!ind) isa->n32(nv, kc, (float *)at, (float *)bt, (float *)ct, ldc, first, bi);
         else if (pfk) isa->ip32(kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first,
-                                (float *)bt + pf0, pfs, npf);
+                                bi, (float *)bt + pf0, pfs, npf);
         else if (nv >= nvmax) isa->i32(kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
         else isa->in32(nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
     }
