@@ -157,6 +157,32 @@ def test_igemm_small_images_split_channels(name):
 
 
 @pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_igemm_tiles_of_fewer_panels(name, dtype):
+    """Packed layers whose tiles of whole rows run fewer micro-panels and
+    columns a few rows shorter (ig_plan.h: ig_plan_make; 28x28 outputs in
+    tiles of 12, 12 and 4 rows rather than 14 and 14 on 48-column panels),
+    next to ones where they would not (35x35 outputs), strides 1 and 2,
+    channels not multiples of the panels, one to three images: the
+    reference's values, bit-identical at 1-3 threads."""
+    rng = np.random.default_rng(zlib.crc32(f"fewer panels {name} {np.dtype(dtype)}".encode()))
+    with forced_isa(name):
+        for n, c, co, hw, s in ((2, 40, 72, 56, 2), (1, 36, 150, 28, 1), (1, 12, 40, 144, 2),
+                                (3, 20, 48, 54, 1), (1, 24, 40, 70, 2), (2, 16, 100, 35, 1),
+                                (1, 10, 36, 240, 2)):
+            x = rng.standard_normal((n, c, hw, hw)).astype(dtype)
+            wt = rng.standard_normal((co, c, 3, 3)).astype(dtype)
+            b = rng.standard_normal(co).astype(dtype)
+            ref = ref_conv(x.astype(np.float64), wt.astype(np.float64), b.astype(np.float64),
+                           stride=(s, s), pad_before=(1, 1), dilation=(1, 1), groups=1)
+            y1 = run_igemm(x, wt, b, (s, s), (1, 1), (1, 1), 1, 1)
+            err = np.abs(y1 - ref).max() / np.abs(ref).max()
+            assert err <= TOL[dtype], (name, x.shape, co, s, err)
+            for nt in (2, 3):
+                assert np.array_equal(run_igemm(x, wt, b, (s, s), (1, 1), (1, 1), 1, nt), y1), (name, x.shape, co, nt)
+
+
+@pytest.mark.parametrize("name", ISAS)
 def test_igemm_long_rows_in_pieces(name):
     """Output rows of >= 512 positions run as pieces of whole micro-panels
     (ig_plan.h; the last piece shorter), more of them for more threads:
