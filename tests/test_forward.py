@@ -1263,6 +1263,40 @@ def test_gemm_over_images_side_by_side(seed, restore_threads):
         assert np.array_equal(ys[0], ys[1]), (n, g, cig, cog, size, k, s, dt)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_gemm_bias_added_as_the_product_is_stored(seed, restore_threads):
+    """One image a GEMM (output planes of 1024 positions and more): the own
+    GEMM (AVX-512) adds the bias as it stores its first K block, the other
+    blocks then summed onto it.  Random 1x1 layers (gemm_1x1: x read in
+    place) and im2col layers (gemm) with reductions of 16-1500 (one to three
+    K blocks), 8-300 output channels, with and without bias, float32 and
+    float64, 1-3 images: the float64 reference's values, the same bits at 1
+    and 2 threads."""
+    rng = np.random.default_rng(1800 + seed)
+    for it in range(6):
+        one = it % 2 == 0
+        k = (1, 1) if one else tuple(int(v) for v in rng.integers(2, 4, 2))
+        kk = int(np.prod(k))
+        cin = int(rng.integers(max(1, 16 // kk), 1500 // kk + 1))
+        cout = int(rng.integers(8, 301))
+        hw = (int(rng.integers(32, 60)), int(rng.integers(32, 60)))
+        size = tuple(h + kd - 1 for h, kd in zip(hw, k))
+        n = int(rng.integers(1, 4))
+        dt = np.float32 if it % 3 != 1 else np.float64
+        x = randn(rng, (n, cin) + size, dt)
+        w = randn(rng, (cout, cin) + k, dt)
+        b = randn(rng, (cout,), dt) if it != 3 else None
+        ref = ref_conv(x, w, b, 1, 0)
+        tol = tolerance(dt, reduction_length(cin, 1, k))
+        ys = []
+        for t in (1, 2):
+            cconv.set_num_threads(t)
+            y = cconv.conv2d(x, w, b, backend="gemm_1x1" if one else "gemm")
+            assert rel_err(y, ref) <= tol, (n, cin, cout, size, k, dt)
+            ys.append(y)
+        assert np.array_equal(ys[0], ys[1]), (n, cin, cout, size, k, dt)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_nonfinite_weight_depthwise_gives_torch_pattern(seed):
     """A NaN or infinite depthwise weight: NaN and +-inf exactly where
