@@ -354,6 +354,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_long_kc()
     int cc_cpu_uk_long_kc()
     int cc_cpu_uk_spread_pf()
+    int cc_cpu_ig_stem_direct()
     int cc_cpu_dw_flat()
     int cc_cpu_dw_direct()
     int cc_cpu_dw_a2p()
@@ -436,6 +437,14 @@ def uk_spread_pf():
     products, rather than between the calls (src/core/cpu.h:
     CCONV_UK_SPREAD_PF, else on Intel CPUs)."""
     return bool(cc_cpu_uk_spread_pf())
+
+
+def ig_stem_direct():
+    """Whether the implicit GEMM's float32 AVX-512 kernels run strided stems
+    (at most 4 input channels, output rows of 48 columns and more) in
+    direct mode rather than packing B (src/core/cpu.h:
+    CCONV_IG_STEM_DIRECT, else on Intel CPUs)."""
+    return bool(cc_cpu_ig_stem_direct())
 
 
 def prefetch_rows():

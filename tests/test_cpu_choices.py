@@ -478,6 +478,45 @@ def test_uk_spread_pf_environment_decides_else_intel(value, want):
     assert (on == "True") == (vendor == "intel" if want is None else want)
 
 
+STEM_PROBE = """
+import sys, numpy as np, cconv
+from cconv import _kernels
+from reference import ref_conv, rel_err, tolerance
+rng = np.random.default_rng(5)
+worst = 0.0
+# strided stems of 1-4 input channels, output rows of 32-112 columns
+# (the rule's bound is 48), 1-D to 3-D, with and without bias, 1-2 threads
+for xs, co, k, s, p in (((2, 3, 96, 96), 64, (7, 7), (2, 2), (3, 3)),
+                        ((1, 4, 64, 130), 40, (3, 3), (2, 2), (1, 1)),
+                        ((2, 3, 64, 64), 96, (4, 4), (4, 4), (0, 0)),
+                        ((1, 3, 4, 40, 120), 48, (3, 5, 5), (1, 2, 2), (1, 2, 2)),
+                        ((3, 2, 200), 64, (7,), (2,), (3,)),
+                        ((1, 1, 70, 70), 100, (3, 3), (2, 2), (1, 1))):
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal((co, xs[1]) + k).astype(np.float32)
+    b = rng.standard_normal(co).astype(np.float32) if co % 2 == 0 else None
+    r = ref_conv(x.astype(np.float64), w.astype(np.float64),
+                 None if b is None else b.astype(np.float64), s, p)
+    for t in (1, 2):
+        cconv.set_num_threads(t)
+        y = cconv.convolution(x, w, b, s, p, 1, False, 0, 1, backend="implicit_gemm")
+        worst = max(worst, rel_err(y, r) / tolerance(np.float32, xs[1] * int(np.prod(k))))
+print(_kernels.ig_stem_direct(), _kernels.cpu_vendor(), worst)
+"""
+
+
+@pytest.mark.parametrize("value,want", [("1", True), ("0", False), ("", None), ("on", None)])
+def test_ig_stem_direct_environment_decides_else_intel(value, want):
+    """CCONV_IG_STEM_DIRECT=0 or 1 decides whether the implicit GEMM's
+    float32 AVX-512 kernels run strided stems in direct mode; other values,
+    and none, leave the default: on for Intel CPUs only (cpu.h).  Either
+    way the stems give the float64 reference's values (every kernel set:
+    the choice only acts on the 16-lane one)."""
+    on, vendor, worst = run_script(STEM_PROBE, "CCONV_IG_STEM_DIRECT", CCONV_IG_STEM_DIRECT=value)
+    assert (on == "True") == (vendor == "intel" if want is None else want)
+    assert float(worst) <= 1.0, worst
+
+
 # The opening of the probes below that count the problems a switch takes:
 # the imports, the generator seeded from the command line, the hash of the
 # results, and the counters they print.

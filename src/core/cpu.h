@@ -147,6 +147,15 @@ int cc_cpu_uk_long_kc(void);
  * there. */
 int cc_cpu_uk_spread_pf(void);
 
+/* 1 when the implicit GEMM's 16-lane float32 kernels (AVX-512) run strided
+ * stems (at most 4 input channels, output rows of 48 columns and more) in
+ * direct mode, reading B from the band, rather than packing it
+ * (igemm/ig_plan.h has the figures), else 0.  CCONV_IG_STEM_DIRECT=0 or 1
+ * decides; otherwise on Intel CPUs: measured there 0.88-0.99 of the time
+ * on ResNet-50's, a video and ConvNeXt's stems, where on AMD EPYC Zen 4 the
+ * packed mode had measured as fast or faster (process against process). */
+int cc_cpu_ig_stem_direct(void);
+
 /* 1 when the float64 GEMMs of the GEMM convolutions that pack B (more than
  * 12 A panels of 8 rows) run on the implicit GEMM's 8-lane float64
  * micro-kernels (AVX-512: gemm/uk_gemm.c) rather than OpenBLAS's, else 0;

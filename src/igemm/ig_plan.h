@@ -123,6 +123,20 @@ typedef struct ig_plan {
  * 96 and 128 channels 1.01 and 1.05. */
 #define IG_DIRECT_WIDE_MAX_COG_64 128
 #define IG_DIRECT_STRIDED_MAX_CIG 4
+/* ... and on 64-byte vectors for float32 stems (strided, at most 4 input
+ * channels) whose output rows have at least IG_DIRECT_STEM_MIN_WO columns,
+ * where core/cpu.h's cc_cpu_ig_stem_direct says (Intel CPUs).
+ * Intel Xeon (model 167, AVX-512), direct / packed time, the two
+ * alternating call by call in one process (process against process the
+ * scatter here is +-5%, which had hidden it), 1 / 2 threads: ResNet-50's
+ * 7x7 stride-2 stem 0.91-0.94 / 0.96, the 3x7x7 (1, 2, 2) video stem
+ * 0.96-0.99 / 0.97, ConvNeXt's 4x4 stride-4 patches 0.95-1.02 / 0.96-1.02,
+ * 3x3 stride 2 on 224x224 and 128x128 images 0.90 / 0.93 and 0.88 /
+ * 0.97, 5x5 stride 2 0.94, 4x4 stride-4 patches to 128 channels 0.98-0.99;
+ * but 7x7 stride 2 on 128x128 images (64 output columns) 1.00-1.04 / 1.03,
+ * and 32 output columns 1.01-1.09 (below the bound).  float64 lost
+ * (ResNet-50's stem 1.07, the patches 1.11) and stays packed. */
+#define IG_DIRECT_STEM_MIN_WO 48
 /* The weight gradient of an ungrouped convolution runs on igemm up to this
  * many output channels (ig_wgrad.c). */
 #define IG_WGRAD_UNGROUPED_MAX_COG 8
@@ -245,9 +259,13 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
     const int64_t pitch = p->Wph - ov;
     p->direct = p->cog <= IG_DIRECT_MAX_COG;
     const int narrow = ig_vector_bytes(lanes, elsize) <= 32;
+    /* strided stems on 64-byte vectors: float32, rows of IG_DIRECT_STEM_MIN_WO
+     * outputs and more (below) */
+    const int stem64 =
+        !narrow && elsize == 4 && Wo >= IG_DIRECT_STEM_MIN_WO && cc_cpu_ig_stem_direct();
     if (!p->direct &&
         p->cog <= (narrow ? IG_DIRECT_WIDE_MAX_COG : IG_DIRECT_WIDE_MAX_COG_64) &&
-        ((sh == 1 && sw == 1) || (narrow && p->cig <= IG_DIRECT_STRIDED_MAX_CIG)))
+        ((sh == 1 && sw == 1) || ((narrow || stem64) && p->cig <= IG_DIRECT_STRIDED_MAX_CIG)))
         p->direct = R == 1 || (pitch - Wt) * IG_DIRECT_WASTE_DEN <= pitch;
     if (p->direct && R > 1) {
         /* Direct mode computes (R - 1) * pitch + Wt positions for R * Wt
