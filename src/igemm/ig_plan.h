@@ -391,11 +391,12 @@ static inline int64_t ig_tile_cols_(int64_t Ho, int64_t Wo, int64_t R, int64_t q
  * 16-lane vector, 18 panels and 800 columns for 784 outputs; tiles of 12,
  * 12 and 4 rows run 17 and 784.  Intel Xeon (model 167, AVX-512), time
  * with the rule / without, the two alternating call by call in one
- * process: resnet50_3x3_s2 0.967-0.974 at 1 thread, 0.983 at 2; 2x64x56x56
- * -> 128 s2 0.948-0.958 / 0.973, 2x256x28x28 -> 256 0.973 / 0.963,
- * 1x32x240x240 -> 64 s2 (120x120 outputs) 0.968 / 0.981.  Fewer columns in
- * as many or more panels lost: 35x35 outputs 1.026-1.043 at 1 thread
- * (one image 0.90), 1.02-1.09 at 2. */
+ * process: resnet50_3x3_s2 0.967-0.975 at 1 thread, 0.975-0.983 at 2;
+ * 2x64x56x56 -> 128 s2 0.948-0.958 / 0.973, 2x256x28x28 -> 256 0.973 /
+ * 0.963, 1x96x72x72 -> 160 0.935 / 0.940, 1x32x240x240 -> 64 s2 (120x120
+ * outputs) 0.968 / 0.981.  Fewer columns in as many or more panels lost:
+ * 35x35 outputs 1.026-1.043 at 1 thread (one image 0.90), 1.02-1.09 at 2
+ * (benches/results/heuristics-2026-12-06-intel-xeon-avx512.md). */
 static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
                                 int lanes, ig_plan *p) {
     ig_plan_make_r_(g, nthreads, elsize, mr, nr, lanes, 0, p);
