@@ -35,6 +35,7 @@ from reference import (
     rel_err,
     reduction_length,
     ref_conv,
+    ref_conv_grad_input,
     ref_conv_out_size,
     ref_conv_transpose,
     ref_conv_transpose_out_size,
@@ -1295,6 +1296,77 @@ def test_gemm_bias_added_as_the_product_is_stored(seed, restore_threads):
             assert rel_err(y, ref) <= tol, (n, cin, cout, size, k, dt)
             ys.append(y)
         assert np.array_equal(ys[0], ys[1]), (n, cin, cout, size, k, dt)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_transposed_taps_stored_where_they_go(seed, restore_threads):
+    """Transposed layers whose taps tile the output (stride = kernel, no
+    padding, the last dimension's kernel 1 or 2): the own GEMM (AVX-512)
+    stores each element of its product where it goes in the output, lines
+    copied or pairs of rows interleaved, the bias with the first K block,
+    no col buffer.  Random 1-3-D layers sized for the own GEMM (products of
+    a million multiply-adds and more: reductions of 16-1100, so one to three
+    K blocks; 128-1500 input positions, one to four images side by side or
+    one a product), 1-2 groups, with and without bias, float32 and
+    float64, and neighbours the rule leaves to col2im (padding, output
+    padding, a last kernel of 3), and rows of one position: the float64
+    reference's values, the same bits at 1 and 2 threads.  The grad_input of the plain layers of the same
+    shapes too (the same adjoint)."""
+    rng = np.random.default_rng(1900 + seed)
+    for it in range(6):
+        nsp = int(rng.integers(2 if it == 4 else 1, 4))
+        g = int(rng.choice([1, 1, 2]))
+        k = tuple(int(v) for v in rng.integers(1, 3, nsp - 1)) + (int(rng.integers(1, 3)),)
+        if nsp == 1 or k[-1] == 1 and all(v == 1 for v in k):
+            k = k[:-1] + (2,)
+        p = (0,) * nsp
+        op = (0,) * nsp
+        if it == 5:  # a neighbour the stored form does not take
+            which = int(rng.integers(0, 3))
+            if which == 0:
+                p = p[:-1] + (1,)
+            elif which == 1:
+                k = k[:-1] + (2,)  # (output padding below the stride)
+                op = op[:-1] + (1,)
+            else:
+                k = k[:-1] + (3,)
+        s = k
+        kk = int(np.prod(k))
+        # the product's reduction, a group (past two K blocks on rows of one)
+        cin = int(rng.integers(520, 1100) if it == 4 else rng.integers(16, 401))
+        cout = int(rng.integers(max(1, 8 // kk), max(2, 160 // kk) + 1))
+        target = int(rng.integers(128, 1501))  # input positions an image
+        side = max(1, round(target ** (1.0 / nsp)))
+        size = [side] * nsp
+        size[-1] = max(1, target // max(1, int(np.prod(size[:-1]))))
+        if it == 4 and nsp > 1:  # rows of one position: the element-by-element store
+            size[-1] = 1
+            size[-2] = max(1, target // max(1, int(np.prod(size[:-2]))))
+        size = tuple(size)
+        n = int(rng.integers(1, 5))
+        dt = np.float32 if it % 2 == 0 else np.float64
+        x = randn(rng, (n, g * cin) + size, dt)
+        w = randn(rng, (g * cin, cout) + k, dt)
+        b = randn(rng, (g * cout,), dt) if it % 3 != 2 else None
+        ref = ref_conv_transpose(x, w, b, s, p, op, g)
+        tol = tolerance(dt, reduction_length(g * cin, g, k))
+        ys, gis = [], []
+        for t in (1, 2):
+            cconv.set_num_threads(t)
+            y = cconv.convolution(x, w, b, s, p, (1,) * nsp, True, op, g, backend="gemm_transpose")
+            assert rel_err(y, ref) <= tol, (n, g, cin, cout, size, k, p, op, dt)
+            ys.append(y)
+            if p == (0,) * nsp and op == (0,) * nsp:
+                # the plain layer y -> x of these shapes: its grad_input
+                gi = cconv.convolution_backward(x, y, w, None, s, p, (1,) * nsp, False,
+                                                (0,) * nsp, g, (True, False, False),
+                                                backend="gemm")[0]
+                gref = ref_conv_grad_input(x, w, y.shape, s, p, groups=g)
+                assert rel_err(gi, gref) <= tol, (n, g, cin, cout, size, k, dt)
+                gis.append(gi)
+        assert np.array_equal(ys[0], ys[1]), (n, g, cin, cout, size, k, dt)
+        if gis:
+            assert np.array_equal(gis[0], gis[1]), (n, g, cin, cout, size, k, dt)
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -108,6 +108,16 @@ static inline int cc_is_patch(const cc_geom *g) {
     return 1;
 }
 
+/* Patches that cover x exactly (in = out * stride in every dim): the
+ * adjoint puts each element of x in one product's element, with no sum
+ * over taps and none left over. */
+static inline int cc_taps_tile(const cc_geom *g) {
+    if (!cc_is_patch(g)) return 0;
+    for (int d = 0; d < 3; ++d)
+        if (g->in[d] != g->out[d] * g->stride[d]) return 0;
+    return 1;
+}
+
 /* Common fields and the image batching.  in_place: the method is
  * CC_M_GEMM_1X1, whose GEMMs read x (and write the adjoint's x) in place
  * where a work item holds one image; CC_M_IM2COL always copies.  mid: the

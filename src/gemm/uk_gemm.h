@@ -30,6 +30,19 @@ int cc_uk_gemm_seg_f64(int64_t M, int64_t N, int64_t K, const double *A, int64_t
                        const double *B, int64_t ldb, double *C, int64_t ldc, int64_t seg,
                        int64_t sst, const double *bias);
 
+/* The same (B not transposed, beta 0) with C's elements where a map puts
+ * them: element (i, j) of the product at C + roff[i] + coff[j] (M and N
+ * offsets), plus bias[i] (M values; NULL: none).  For maps that put every
+ * element in a place of its own (a transposed convolution whose taps do not
+ * overlap: stride = kernel, no padding).  Returns 0, C untouched, where
+ * cc_uk_gemm_<f32|f64> would return 0. */
+int cc_uk_gemm_map_f32(int trans_a, int64_t M, int64_t N, int64_t K, const float *A,
+                       int64_t lda, const float *B, int64_t ldb, float *C,
+                       const int64_t *roff, const int64_t *coff, const float *bias);
+int cc_uk_gemm_map_f64(int trans_a, int64_t M, int64_t N, int64_t K, const double *A,
+                       int64_t lda, const double *B, int64_t ldb, double *C,
+                       const int64_t *roff, const int64_t *coff, const double *bias);
+
 /* Whether cc_uk_gemm_<f32|f64> would take a product of this shape in this
  * process (the rule alone: nothing is computed). */
 int cc_uk_gemm_takes_f32(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K);
