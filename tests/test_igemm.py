@@ -133,11 +133,12 @@ def test_igemm_random(name, dtype, nsp, mode):
 @pytest.mark.parametrize("name", ISAS)
 def test_igemm_small_images_split_channels(name):
     """Small images with many output channels on several threads: the plan
-    splits the output channels (chunks of >= 4 MR-row panels, when that
-    gives every thread an item) instead of halving the rows where that would
-    add micro-panel columns (ig_plan.h), and keeps tiles of several rows
-    whole.  Every thread count gives the reference's
-    values, bit-identical to one thread (each output is one item's sum)."""
+    splits the output channels (chunks of >= 4 MR-row panels: in packed
+    mode as few as the call's threads share evenly, so their number
+    changes with the thread count) instead of halving the rows where that
+    would add micro-panel columns (ig_plan.h), and keeps tiles of several
+    rows whole.  Every thread count gives the reference's values,
+    bit-identical to one thread (each output is one item's sum)."""
     rng = np.random.default_rng(zlib.crc32(f"small images {name}".encode()))
     with forced_isa(name):
         for n, c, co, h, w_, k in ((1, 8, 96, 14, 14, 3), (2, 5, 130, 7, 7, 3), (1, 3, 72, 17, 17, 3),
