@@ -574,6 +574,38 @@ def test_nonfinite_values_give_the_direct_pattern(what, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("tap", range(9))
+def test_nonfinite_weight_at_every_tap(tap, dtype):
+    """A NaN or an infinity at each of the nine taps of a filter, and two
+    infinities of opposite signs that the filter transform adds (the same
+    column, the same row): the transform's values show every one of them
+    (each weight enters one with weight 1 or 1/2, inf - inf is NaN), so the
+    Winograd forward stops and the call gives the reference's NaN and +-inf
+    positions, forced or by default."""
+    rng = np.random.default_rng(zlib.crc32(f"tap {tap} {np.dtype(dtype).name}".encode()))
+    x = rng.standard_normal((1, 40, 20, 21)).astype(dtype)
+    w0 = rng.standard_normal((40, 40, 3, 3)).astype(dtype)
+    r_, c_ = divmod(tap, 3)
+    cases = [("nan", [(r_, c_, np.nan)]), ("inf", [(r_, c_, np.inf)]), ("-inf", [(r_, c_, -np.inf)]),
+             ("column", [(r_, c_, np.inf), ((r_ + 1) % 3, c_, -np.inf)]),
+             ("row", [(r_, c_, -np.inf), (r_, (c_ + 2) % 3, np.inf)])]
+    for name, vals in cases:
+        w = w0.copy()
+        o, i = int(rng.integers(0, 40)), int(rng.integers(0, 40))
+        for rr, cc, v in vals:
+            w[o, i, rr, cc] = v
+        with np.errstate(invalid="ignore", over="ignore"):
+            r = ref_conv(x.astype(np.float64), w.astype(np.float64), None, 1, 1)
+        for backend in ("winograd_3x3", None):
+            y = cconv.conv2d(x, w, padding=1, backend=backend)
+            why = nonfinite_mismatch(y, r)
+            assert why is None, (tap, name, backend, why)
+            fin = np.isfinite(r)
+            assert np.allclose(y[fin], r[fin], rtol=1e-3 if dtype == np.float32 else 1e-10,
+                               atol=1e-3), (tap, name, backend)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("where", ["x_inf", "x_nan", "w_inf"])
 def test_nonfinite_values_3d(where, dtype):
     """The same on a 3-D layer: a NaN or infinity in an input plane (read by
