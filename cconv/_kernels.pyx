@@ -355,6 +355,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_uk_long_kc()
     int cc_cpu_uk_spread_pf()
     int cc_cpu_ig_stem_direct()
+    int cc_cpu_ig_weight_inplace()
     int cc_cpu_dw_flat()
     int cc_cpu_dw_direct()
     int cc_cpu_dw_a2p()
@@ -445,6 +446,14 @@ def ig_stem_direct():
     direct mode rather than packing B (src/core/cpu.h:
     CCONV_IG_STEM_DIRECT, else on Intel CPUs)."""
     return bool(cc_cpu_ig_stem_direct())
+
+
+def ig_weight_inplace():
+    """Whether the implicit GEMM's packed mode may read a float32 weight's
+    rows where they lie instead of packing them, for products whose packed
+    panels would each run a few times (small images; src/core/cpu.h:
+    CCONV_IG_WEIGHT_INPLACE, else every CPU)."""
+    return bool(cc_cpu_ig_weight_inplace())
 
 
 def prefetch_rows():

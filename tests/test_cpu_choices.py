@@ -517,6 +517,68 @@ def test_ig_stem_direct_environment_decides_else_intel(value, want):
     assert float(worst) <= 1.0, worst
 
 
+WEIGHT_INPLACE_PROBE = """
+import hashlib, sys, numpy as np, cconv
+from cconv import _kernels
+from isa_switch import forced_isa
+from reference import ref_conv, rel_err, tolerance
+rng = np.random.default_rng(11)
+h = hashlib.sha256()
+worst = 0.0
+# packed-mode layers (more than 32 output channels a group) on small images,
+# where each weight panel runs against 1-16 B micro-panels (the rule's
+# bound), and some past it; 1-D to 3-D, groups, a partial last panel
+# (output channels not a multiple of 8), bias or none, float32 and float64,
+# 1-3 threads, every instruction set this CPU runs
+for isa in ("scalar", "avx2", "avx512", "neon"):
+    if isa not in _kernels.available_isas():
+        continue
+    with forced_isa(isa):
+        for it in range(14):
+            nsp = 1 + it % 3
+            g = 1 + (it % 4 == 3)
+            ci, co = int(rng.integers(3, 40)) * g, int(rng.integers(33, 90)) * g
+            side = {1: (int(rng.integers(20, 700)),), 2: (int(rng.integers(3, 30)),) * 2,
+                    3: (int(rng.integers(2, 7)),) * 3}[nsp]
+            n = int(rng.integers(1, 4))
+            if it >= 10:  # few enough positions for the 4-column scalar panels too
+                side, n = {1: (int(rng.integers(5, 60)),), 2: (int(rng.integers(2, 8)),) * 2,
+                           3: (int(rng.integers(2, 4)),) * 3}[nsp], 1
+            k = (3,) * nsp
+            dt = np.float32 if it % 5 else np.float64
+            x = rng.standard_normal((n, ci) + side).astype(dt)
+            w = rng.standard_normal((co, ci // g) + k).astype(dt)
+            b = rng.standard_normal(co).astype(dt) if it % 2 else None
+            r = ref_conv(x.astype(np.float64), w.astype(np.float64),
+                         None if b is None else b.astype(np.float64), 1, 1, groups=g)
+            for t in (1, 2, 3):
+                cconv.set_num_threads(t)
+                y = cconv.convolution(x, w, b, 1, 1, 1, False, 0, g, backend="implicit_gemm")
+                worst = max(worst, rel_err(y, r) / tolerance(dt, ci // g * 3 ** nsp))
+                h.update(y.tobytes())
+print(_kernels.ig_weight_inplace(), h.hexdigest(), worst)
+"""
+
+
+def test_ig_weight_inplace_environment_decides_and_keeps_the_bits():
+    """CCONV_IG_WEIGHT_INPLACE=0 or 1 decides whether the implicit GEMM's
+    packed mode may read a float32 weight's rows where they lie (small
+    images: each packed panel would run a few times); other values, and
+    none, leave the default (on, every CPU).  The micro-kernel makes the
+    same products in the same order from either: every result is the same
+    bits, and the float64 reference's values, on every instruction set."""
+    on1, d1, w1 = run_script(WEIGHT_INPLACE_PROBE, "CCONV_IG_WEIGHT_INPLACE",
+                             CCONV_IG_WEIGHT_INPLACE="1")
+    on0, d0, w0 = run_script(WEIGHT_INPLACE_PROBE, "CCONV_IG_WEIGHT_INPLACE",
+                             CCONV_IG_WEIGHT_INPLACE="0")
+    ond, dd, _ = run_script(WEIGHT_INPLACE_PROBE, "CCONV_IG_WEIGHT_INPLACE")
+    onx, dx, _ = run_script(WEIGHT_INPLACE_PROBE, "CCONV_IG_WEIGHT_INPLACE",
+                            CCONV_IG_WEIGHT_INPLACE="yes")
+    assert (on1, on0, ond, onx) == ("True", "False", "True", "True")
+    assert d1 == d0 == dd == dx
+    assert float(w1) <= 1.0 and float(w0) <= 1.0, (w1, w0)
+
+
 # The opening of the probes below that count the problems a switch takes:
 # the imports, the generator seeded from the command line, the hash of the
 # results, and the counters they print.

@@ -404,7 +404,9 @@ def test_small_deep_images_take_im2col_only_for_few_columns(name):
     (< 256) or the channels are very many on very small images; igemm
     otherwise (heuristics-2026-11-30-amd-epyc-avx2.md: it won 0.6-0.9x there, 1 and 2
     threads).  With 16-lane float32 vectors the image's size decides: im2col
-    for <= 56 positions with >= 128 output channels (heuristics-2026-12-01-intel-xeon-avx512.md)."""
+    for <= 56 positions with >= 128 output channels (heuristics-2026-12-01-intel-xeon-avx512.md),
+    but for one or two images of >= 256 channels, where igemm reads the
+    weight in place (gemm_conv.c: cc_small_deep)."""
     def m(n, c, co, hw, k=3, s=1):
         g = make_params((n, c, hw, hw), (co, c, k, k), None, s, k // 2, 1, False, 0, 1, "t")
         return {nt: fwd_method(g, nt, 4) for nt in (1, 2)}
@@ -447,6 +449,16 @@ def test_small_deep_images_take_im2col_only_for_few_columns(name):
         assert set(m64(1, 256, 256, 14).values()) == {"winograd" if wide64 else "im2col"}
         assert set(m64(1, 256, 256, 12).values()) == {"igemm" if wide64 else "im2col"}
         assert set(m64(1, 512, 512, 7).values()) == {"im2col"}
+        # one or two float32 images of >= 256 output channels on 16-lane
+        # kernels: igemm, which reads the weight in place there
+        # (CCONV_IG_WEIGHT_INPLACE, on by default); 128 channels and 4
+        # images stay on im2col
+        inplace = wide and _kernels.ig_weight_inplace()
+        for n, c, co, hw in ((1, 512, 512, 7), (2, 512, 512, 7), (1, 256, 256, 7),
+                             (1, 1024, 512, 7), (1, 512, 512, 4)):
+            assert set(m(n, c, co, hw).values()) == {"igemm" if inplace else "im2col"}, (n, c, hw)
+        assert set(m(1, 128, 128, 7).values()) == {"im2col"}
+        assert set(m(4, 512, 512, 7).values()) == {"im2col"}
         assert set(m(1, 40, 48, 12, k=5).values()) == {"igemm"}  # 144 positions
         assert set(m(4, 64, 64, 7).values()) == {"igemm"}       # 4 x 49
         assert set(m(1, 16, 64, 7).values()) == {"igemm"}       # reduction 144

@@ -156,6 +156,15 @@ int cc_cpu_uk_spread_pf(void);
  * packed mode had measured as fast or faster (process against process). */
 int cc_cpu_ig_stem_direct(void);
 
+/* 1 when the implicit GEMM's packed mode may read a float32 weight's rows
+ * where they lie rather than packing them, where each packed panel would
+ * run against few B micro-panels (igemm/ig_plan.h: IG_AIN_MAX_USES, and
+ * the figures), else 0.  CCONV_IG_WEIGHT_INPLACE=0 or 1 decides;
+ * otherwise on every CPU: it spares a pass over the weight (read and
+ * written) that few uses do not repay, whatever the vendor (measured on an
+ * Intel Xeon with AVX-512; AMD CPUs unmeasured). */
+int cc_cpu_ig_weight_inplace(void);
+
 /* 1 when the float64 GEMMs of the GEMM convolutions that pack B (more than
  * 12 A panels of 8 rows) run on the implicit GEMM's 8-lane float64
  * micro-kernels (AVX-512: gemm/uk_gemm.c) rather than OpenBLAS's, else 0;

@@ -203,6 +203,15 @@ static int cc_small_deep(const cc_geom *g, int64_t elsize) {
     const int64_t K = g->c_in / g->groups * g->k[0] * g->k[1] * g->k[2];
     const double bp = (double)g->batch * (double)P;
     const int wide = cc_wide_f32(elsize) || (elsize == 8 && cc_ig_lanes(8) >= 8);
+    /* One or two float32 images of >= 256 output channels on 16-lane
+     * kernels: igemm reads the weight in place there (its packed panels
+     * would run once or twice: igemm/ig_plan.h, IG_AIN_MAX_USES) and beats
+     * im2col.  Intel Xeon (model 167), igemm / im2col time, 1 / 2 threads:
+     * 1x512x7x7 -> 512 0.82 / 0.85, 2x512x7x7 0.93 / 0.91, 1x256x7x7 0.81
+     * / 0.88, 2x256x7x7 0.90 / 0.81, 1x1024x7x7 -> 512 0.83 / 0.86,
+     * 1x2048x7x7 -> 512 0.74 / 0.84, 1x512x6x6 0.73 / 0.78, 1x512x4x4 0.79
+     * / 0.78; 4x512x7x7 0.99 / 1.00 and 1x128x7x7 1.00 / 1.34 stay. */
+    if (cc_wide_f32(elsize) && g->batch <= 2 && cog >= 256 && cc_cpu_ig_weight_inplace()) return 0;
     return P < 256 && cog > 32 &&
            ((K >= 1024 && (wide ? P <= 56 && cog >= 128 : bp < 256.0 || (cog >= 512 && P < 100))) ||
             (K >= 256 && bp <= 128.0));

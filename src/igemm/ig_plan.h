@@ -58,6 +58,18 @@
  * place) say. */
 #define IG_KC_BYTES_WIDE ((int64_t)96 << 10)
 #define IG_BAND_WHOLE_BYTES ((int64_t)192 << 10) /* packed mode: larger bands go by K block */
+/* Packed mode, float32: the weight read in place where each of its panels
+ * runs against at most this many B micro-panels over a call.  Intel Xeon
+ * (model 167, AVX-512), call by call, in place / packed, 1 / 2 threads:
+ * 3x3 layers 1x512x7x7 -> 512 (2 micro-panels) 0.68 / 0.77, 1x512x14x14
+ * (5) 0.78 / 0.84, 1x256x14x14 (5) 0.88 / 0.94, 1x1024x14x14 -> 256 0.79,
+ * 4x512x7x7 (8) 0.92, 2x512x14x14 (10) 0.89, 8x512x7x7 (16) 0.96 / 0.90,
+ * 1-D 512 -> 512 k3 on 200 positions (5) 0.94; more uses 0.96-1.00
+ * (4x256x14x14: 20, 2x256x28x28: 34, ResNet-50's 3x3 stride-2 layer and
+ * wav2vec's 1-D layer: 1.00-1.01).  Float64 (8-lane rows) lost on 1-D
+ * layers (512 -> 512 k3 on 200-1000 positions: 1.04-1.17) and keeps the
+ * packed weight. */
+#define IG_AIN_MAX_USES 16
 
 typedef struct ig_plan {
     int ok;                     /* 0: the band cannot fit its cap (no igemm); the rest unset */
@@ -73,7 +85,8 @@ typedef struct ig_plan {
     int64_t mpan;               /* MR panels per group (ceil(cog / mr)) */
     int64_t chunk, nchunks;     /* MR panels per item, items along channels */
     int64_t items;
-    int64_t ap_elems;           /* packed weight, all groups */
+    int64_t ap_elems;           /* packed weight, all groups (ain: a zero row of K) */
+    int ain;                    /* packed mode: the weight's rows read where they lie */
     int64_t bp_elems;           /* packed B micro-panel (direct: wide C block), per thread */
     int64_t per_thread;         /* elements per thread: band + B block + tile */
     int inplace;                /* direct mode: the output written in place (ukriy) */
@@ -371,7 +384,15 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
     p->nchunks = cc_ceil_div(p->mpan, p->chunk);
     p->items = base * p->nchunks;
     p->nt = cc_threads_for(macs, CC_GRAIN_GEMM, p->items, p->nt);
-    p->ap_elems = g->groups * p->mpan * mr * p->K;
+    /* Packed mode reads the weight's rows where they lie (ukra) rather
+     * than packing them first where each packed panel would run against
+     * few B micro-panels (at most IG_AIN_MAX_USES over the call: small
+     * images), the pack then a pass over the weight that its few uses do
+     * not repay; float32 (cc_cpu_ig_weight_inplace).  The same products in
+     * the same order: the same bits. */
+    const int64_t uses = g->batch * g->out[0] * p->nh * p->nw * cc_ceil_div(p->npos, nr);
+    p->ain = !p->direct && elsize == 4 && uses <= IG_AIN_MAX_USES && cc_cpu_ig_weight_inplace();
+    p->ap_elems = p->ain ? p->K : g->groups * p->mpan * mr * p->K;
     /* packed: one B micro-panel (kc x NR, packed just before its calls:
      * ig_conv.inc); direct: a wide C block instead (the item's channels x
      * wide positions, whole micro-tiles of ncol), and the band is read up

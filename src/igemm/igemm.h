@@ -45,6 +45,11 @@ typedef void (*ig_ukrip_f64)(int64_t kc, const double *a, const double *b, const
  * micro-tile.  b rows are still NR apart in the packed form. */
 typedef void (*ig_ukrn_f32)(int nv, int64_t kc, const float *a, const float *b, float *c,
                             int64_t ldc, int first, const float *bias);
+/* ukrn with the A panel's rows where they lie: row i's value k at ar[i][k] */
+typedef void (*ig_ukra_f32)(int nv, int64_t kc, const float *const *ar, const float *b,
+                            float *c, int64_t ldc, int first, const float *bias);
+typedef void (*ig_ukra_f64)(int nv, int64_t kc, const double *const *ar, const double *b,
+                            double *c, int64_t ldc, int first, const double *bias);
 typedef void (*ig_ukrn_f64)(int nv, int64_t kc, const double *a, const double *b, double *c,
                             int64_t ldc, int first, const double *bias);
 typedef void (*ig_ukrin_f32)(int nv, int64_t kc, const float *a, const float *b,
@@ -246,6 +251,7 @@ typedef struct ig_kern_f32 {
     ig_rows4_f32 rows4;
     ig_ukriy_f32 ukriy;
     ig_ukrip_f32 ukrip;
+    ig_ukra_f32 ukra;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -275,6 +281,7 @@ typedef struct ig_kern_f64 {
     ig_rows4_f64 rows4;
     ig_ukriy_f64 ukriy;
     ig_ukrip_f64 ukrip;
+    ig_ukra_f64 ukra;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by

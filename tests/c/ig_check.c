@@ -77,6 +77,8 @@ typedef struct {
     ig_ukrih_f64 ih64;
     ig_ukrip_f32 ip32;
     ig_ukrip_f64 ip64;
+    ig_ukra_f32 a32;
+    ig_ukra_f64 a64;
 } isa_t;
 
 /* One entry per instruction set this build and CPU run and element type,
@@ -98,7 +100,7 @@ static void collect_isas(void)
                                  .i32 = k->ukri, .n32 = k->ukrn, .in32 = k->ukrin,
                                  .ws32 = k->wsplit, .pa32 = k->packa, .tr32 = k->wtinr,
                                  .w1i32 = k->w1tin, .w1o32 = k->w1tout, .t2r32 = k->wtinr2,
-                                 .t2o32 = k->wtout2, .ih32 = k->ukrih, .ip32 = k->ukrip,
+                                 .t2o32 = k->wtout2, .ih32 = k->ukrih, .ip32 = k->ukrip, .a32 = k->ukra,
                                  .r2_32 = k->rows2, .r4_32 = k->rows4};
         isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = d->mr, .nr = d->nr, .f64 = d->ukr,
                                  .p64 = d->packr, .mrw = d->mrw, .nrw = d->nrw, .lanes = d->lanes,
@@ -106,7 +108,7 @@ static void collect_isas(void)
                                  .i64 = d->ukri, .n64 = d->ukrn, .in64 = d->ukrin,
                                  .ws64 = d->wsplit, .pa64 = d->packa, .tr64 = d->wtinr,
                                  .w1i64 = d->w1tin, .w1o64 = d->w1tout, .t2r64 = d->wtinr2,
-                                 .t2o64 = d->wtout2, .ih64 = d->ukrih, .ip64 = d->ukrip,
+                                 .t2o64 = d->wtout2, .ih64 = d->ukrih, .ip64 = d->ukrip, .a64 = d->ukra,
                                  .r2_64 = d->rows2, .r4_64 = d->rows4};
     }
 }
@@ -167,11 +169,13 @@ static int check(const isa_t *isa, int f64, int64_t kc, int64_t ldc, int first, 
  * past nv * lanes must be untouched.  ind == 2: ukrih, the first hrows
  * (1, 2 or 4, at most MR / 2) rows over up to 2 * NR columns (nv up to
  * twice as many vectors), the other rows of c untouched.  ind == 3: ukrip
- * (ukri prefetching random rows of the band as it goes). */
+ * (ukri prefetching random rows of the band as it goes).  ind == 4: ukra
+ * (ukrn with the A panel's rows where they lie, kc values each, rows a
+ * random pitch apart). */
 static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int first, int with_bias,
                    int hrows)
 {
-    const int mr = isa->mr, nr = isa->nr, half = ind == 2, pfk = ind == 3;
+    const int mr = isa->mr, nr = isa->nr, half = ind == 2, pfk = ind == 3, ain = ind == 4;
     if (pfk) /* all the vectors */
         nv = nr / isa->lanes;
     const int nvmax = (half ? 2 : 1) * nr / isa->lanes, nrows = half ? hrows : mr;
@@ -189,8 +193,17 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
     for (int64_t i = 0; i < kc * mr; i++) { PUT(at, i, ru()); a[i] = GET(at, i); }
     for (int64_t i = 0; i < nband; i++) { PUT(bt, i, ru()); band[i] = GET(bt, i); }
     for (int i = 0; i < mr; i++) { PUT(biast, i, ru()); bias[i] = GET(biast, i); }
-    for (int64_t k = 0; k < kc; k++) boff[k] = ind ? ri(0, nband - ncol) : k * nr;
+    for (int64_t k = 0; k < kc; k++) boff[k] = ind && !ain ? ri(0, nband - ncol) : k * nr;
+    /* ukra's A: row i at arow + i * apitch, its kc values in order */
+    const int64_t apitch = kc + ri(0, 40);
+    char *arow = malloc(es * (size_t)(mr * apitch));
+    const void *ar[16];
+    if (!arow) { fprintf(stderr, "out of memory\n"); exit(2); }
     for (int64_t i = 0; i < mr * ldc; i++) { PUT(ct, i, ru()); ref[i] = GET(ct, i); }
+    for (int i = 0; i < mr; i++) {
+        for (int64_t k = 0; k < kc; k++) PUT(arow, i * apitch + k, a[k * mr + i]);
+        ar[i] = f64 ? (const void *)((double *)arow + i * apitch) : (const void *)((float *)arow + i * apitch);
+    }
     /* ukrip's prefetches: npf rows of NR elements pfs apart, inside the band */
     const int64_t pfs = ri(1, nr), room = (nband - nr) / pfs;
     const int64_t npf = ri(0, kc + 3 < room ? kc + 3 : room);
@@ -206,14 +219,16 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
         }
     const void *bi = with_bias ? biast : NULL;
     if (f64) {
-        if (half) isa->ih64(hrows, nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
+        if (ain) isa->a64(nv, kc, (const double *const *)ar, (double *)bt, (double *)ct, ldc, first, bi);
+        else if (half) isa->ih64(hrows, nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
         else if (!ind) isa->n64(nv, kc, (double *)at, (double *)bt, (double *)ct, ldc, first, bi);
         else if (pfk) isa->ip64(kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first,
                                 bi, (double *)bt + pf0, pfs, npf);
         else if (nv >= nvmax) isa->i64(kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
         else isa->in64(nv, kc, (double *)at, (double *)bt, boff, (double *)ct, ldc, first, bi);
     } else {
-        if (half) isa->ih32(hrows, nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
+        if (ain) isa->a32(nv, kc, (const float *const *)ar, (float *)bt, (float *)ct, ldc, first, bi);
+        else if (half) isa->ih32(hrows, nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
         else if (!ind) isa->n32(nv, kc, (float *)at, (float *)bt, (float *)ct, ldc, first, bi);
         else if (pfk) isa->ip32(kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first,
                                 bi, (float *)bt + pf0, pfs, npf);
@@ -234,9 +249,10 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
     const int bad = !(worst <= tol);
     if (bad)
         printf("FAIL %s %s %s rows=%d nv=%d kc=%lld ldc=%lld first=%d bias=%d err=%g tol=%g\n",
-               half ? "ukrih" : pfk ? "ukrip" : ind ? (nv >= nvmax ? "ukri" : "ukrin") : "ukrn", isa->name, f64 ? "f64" : "f32", nrows, nv,
+               ain ? "ukra" : half ? "ukrih" : pfk ? "ukrip" : ind ? (nv >= nvmax ? "ukri" : "ukrin") : "ukrn", isa->name, f64 ? "f64" : "f32", nrows, nv,
                (long long)kc, (long long)ldc, first, with_bias, worst, tol);
     free(a); free(band); free(ref); free(bias); free(boff); free(at); free(bt); free(ct); free(biast);
+    free(arow);
     return bad;
 }
 
@@ -882,7 +898,10 @@ int main(int argc, char **argv)
                                         (int)(ri(0, 1) ? isas[i].mr : ri(1, isas[i].mr)));
                 failures += check_n(&isas[i], f64, it < 4 ? it + 1 : ri(1, 300), 3, 0,
                                     (int)ri(0, 1), 0, 0);
-                checks += 15;
+                failures += check_n(&isas[i], f64, it < 4 ? it + 1 : ri(1, 300), 4,
+                                    (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1),
+                                    (int)ri(0, 1), 0);
+                checks += 16;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
