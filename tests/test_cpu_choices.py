@@ -556,6 +556,20 @@ for isa in ("scalar", "avx2", "avx512", "neon"):
                 y = cconv.convolution(x, w, b, 1, 1, 1, False, 0, g, backend="implicit_gemm")
                 worst = max(worst, rel_err(y, r) / tolerance(dt, ci // g * 3 ** nsp))
                 h.update(y.tobytes())
+        # the own GEMM (16-lane float32 kernels) on 1x1 layers of small
+        # images and a strided 1x1 one through im2col: A's rows in place
+        for xs, co, s, backend in (((1, 300, 14, 14), 130, 1, "gemm_1x1"),
+                                   ((2, 200, 9, 11), 257, 1, "gemm_1x1"),
+                                   ((1, 96, 28, 28), 200, 2, "gemm")):
+            x = rng.standard_normal(xs).astype(np.float32)
+            w = rng.standard_normal((co, xs[1], 1, 1)).astype(np.float32)
+            b = rng.standard_normal(co).astype(np.float32)
+            r = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), s, 0)
+            for t in (1, 2):
+                cconv.set_num_threads(t)
+                y = cconv.conv2d(x, w, b, stride=s, backend=backend)
+                worst = max(worst, rel_err(y, r) / tolerance(np.float32, xs[1]))
+                h.update(y.tobytes())
 print(_kernels.ig_weight_inplace(), h.hexdigest(), worst)
 """
 
@@ -564,9 +578,11 @@ def test_ig_weight_inplace_environment_decides_and_keeps_the_bits():
     """CCONV_IG_WEIGHT_INPLACE=0 or 1 decides whether the implicit GEMM's
     packed mode may read a float32 weight's rows where they lie (small
     images: each packed panel would run a few times); other values, and
-    none, leave the default (on, every CPU).  The micro-kernel makes the
-    same products in the same order from either: every result is the same
-    bits, and the float64 reference's values, on every instruction set."""
+    none, leave the default (on, every CPU); the own GEMM takes A's rows
+    in place by the same switch (1x1 layers of small images).  The
+    micro-kernel makes the same products in the same order from either:
+    every result is the same bits, and the float64 reference's values, on
+    every instruction set."""
     on1, d1, w1 = run_script(WEIGHT_INPLACE_PROBE, "CCONV_IG_WEIGHT_INPLACE",
                              CCONV_IG_WEIGHT_INPLACE="1")
     on0, d0, w0 = run_script(WEIGHT_INPLACE_PROBE, "CCONV_IG_WEIGHT_INPLACE",

@@ -41,6 +41,9 @@ CASES = [
     ((1, 3, 224, 224), (72, 3, 16, 16), 16, 0, "gemm"),  # ViT-like: K = 768, N = 196
     ((2, 200, 17, 23), (50, 200, 1, 1), 1, 0, "gemm_1x1"),  # N = 391
     ((1, 77, 30, 41), (33, 77, 3, 3), 1, 1, "gemm"),
+    # a small image (N = 196, 5 micro-panels) and 130 rows (17 panels, the
+    # last of 2 rows): A's rows read in place (ukra, rows past M zeros)
+    ((1, 300, 14, 14), (130, 300, 1, 1), 1, 0, "gemm_1x1"),
 ]
 
 
