@@ -574,6 +574,15 @@ print(_kernels.ig_weight_inplace(), h.hexdigest(), worst)
 """
 
 
+def test_choice_queries_take_no_arguments():
+    """The read-only queries of the CPU choices take no arguments: one is a
+    TypeError that names the call, not a crash or a silent answer."""
+    for query in (_kernels.ig_weight_inplace, _kernels.ig_stem_direct):
+        assert isinstance(query(), bool)
+        with pytest.raises(TypeError, match=query.__name__):
+            query(1)
+
+
 def test_ig_weight_inplace_environment_decides_and_keeps_the_bits():
     """CCONV_IG_WEIGHT_INPLACE=0 or 1 decides whether the implicit GEMM's
     packed mode may read a float32 weight's rows where they lie (small
