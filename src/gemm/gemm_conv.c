@@ -210,7 +210,10 @@ static int cc_small_deep(const cc_geom *g, int64_t elsize) {
      * 1x512x7x7 -> 512 0.82 / 0.85, 2x512x7x7 0.93 / 0.91, 1x256x7x7 0.81
      * / 0.88, 2x256x7x7 0.90 / 0.81, 1x1024x7x7 -> 512 0.83 / 0.86,
      * 1x2048x7x7 -> 512 0.74 / 0.84, 1x512x6x6 0.73 / 0.78, 1x512x4x4 0.79
-     * / 0.78; 4x512x7x7 0.99 / 1.00 and 1x128x7x7 1.00 / 1.34 stay. */
+     * / 0.78; 4x512x7x7 0.99 / 1.00 and 1x128x7x7 1.00 / 1.34 stay.  The
+     * 1-D layers it frees go to igemm too (not Winograd's F(2, 3)): k3 on
+     * 30-56 positions, 256-1024 -> 256-512, 1 / 2 threads 0.56-0.81 /
+     * 0.58-0.83 of im2col. */
     if (cc_wide_f32(elsize) && g->batch <= 2 && cog >= 256 && cc_cpu_ig_weight_inplace()) return 0;
     return P < 256 && cog > 32 &&
            ((K >= 1024 && (wide ? P <= 56 && cog >= 128 : bp < 256.0 || (cog >= 512 && P < 100))) ||
