@@ -60,6 +60,7 @@ cdef extern from "cconv.h" nogil:
     int cc_conv_fwd_igemm_f64(const cc_geom *g, const double *x, const double *w, const double *bias,
                               double *y, void *ws, int64_t ws_bytes, int nthreads)
     int64_t cc_conv_fwd_wino_workspace(const cc_geom *g, int nthreads, int64_t elsize)
+    int64_t cc_conv_fwd_wino_phased(const cc_geom *g, int nthreads, int64_t elsize)
     int cc_conv_fwd_wino_f32(const cc_geom *g, const float *x, const float *w, const float *bias,
                              float *y, void *ws, int64_t ws_bytes, int nthreads)
     int cc_conv_fwd_wino_f64(const cc_geom *g, const double *x, const double *w, const double *bias,
@@ -262,6 +263,14 @@ def wino_workspace_bytes(tuple geom, int nthreads, int elsize):
     cdef cc_geom g
     fill_geom(&g, geom)
     return cc_conv_fwd_wino_workspace(&g, nthreads, elsize)
+
+
+def wino_phased_images(tuple geom, int nthreads, int elsize):
+    """Images at a time whose input the Winograd forward copies phase by
+    phase (dilation above 2), 0 where it splits the rows per run instead."""
+    cdef cc_geom g
+    fill_geom(&g, geom)
+    return cc_conv_fwd_wino_phased(&g, nthreads, elsize)
 
 
 def conv_fwd_wino(tuple geom, x, w, b, y, ws, int nthreads):

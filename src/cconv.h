@@ -163,6 +163,11 @@ int cc_conv_fwd_igemm_f64(const cc_geom *g, const double *x, const double *w,
  * for another geometry or a need above CC_WORKSPACE_CAP; the calls return
  * CC_ERR_ARG for another geometry. */
 int64_t cc_conv_fwd_wino_workspace(const cc_geom *g, int nthreads, int64_t elsize);
+/* The images at a time whose input the 2-D Winograd of g (dilation above
+ * 2) copies phase by phase at nthreads (winograd/wino_conv.h: the rows then
+ * read in place by the vector transforms); 0 where not even one image's
+ * copy fits in the workspace cap (the rows are then split per run). */
+int64_t cc_conv_fwd_wino_phased(const cc_geom *g, int nthreads, int64_t elsize);
 int cc_conv_fwd_wino_f32(const cc_geom *g, const float *x, const float *w,
                          const float *bias, float *y, void *ws, int64_t ws_bytes,
                          int nthreads);

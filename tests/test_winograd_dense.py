@@ -266,6 +266,118 @@ def test_wino_short_workspace_is_a_memory_error():
                                np.zeros(nb - 64, np.uint8), 1)
 
 
+def _run_geom(geom, x, w, b, out_shape, nt):
+    nb = _kernels.wino_workspace_bytes(geom, nt, x.itemsize)
+    assert nb > 0
+    y = np.full(out_shape, np.nan, x.dtype)  # every element written
+    _kernels.conv_fwd_wino(geom, x.reshape(-1), w.reshape(-1), b, y.reshape(-1),
+                           np.empty(nb, np.uint8), nt)
+    return y
+
+
+# dilations above 2 on at least one axis: the input copied phase by phase
+PHASED_DILS = [(3, 3), (4, 4), (3, 4), (4, 3), (1, 3), (3, 1), (4, 1), (2, 4), (4, 2), (2, 3)]
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_wino_phased_copy(name, dtype):
+    """Dilation 3 or 4 on an axis: the input is copied phase by phase and
+    each run's windows read from one phase image at dilation 1 (two short
+    runs to a vector).  Phases of different sizes (sizes not multiples of
+    the dilation), images narrower or shorter than the dilation, paddings
+    0-6 before and after (more than the dilation: whole phases of zeros),
+    2-D and 3-D (depth taps, strides, dilations), groups, bias, against the
+    float64 reference at 1-3 threads, bit-identical across the thread
+    counts."""
+    rng = np.random.default_rng(zlib.crc32(f"phased {name} {np.dtype(dtype).name}".encode()))
+    with forced_isa(name):
+        done = 0
+        while done < 40:
+            dil2 = PHASED_DILS[done % len(PHASED_DILS)]
+            groups = int(rng.choice([1, 1, 2, 3]))
+            cig, cog = int(rng.integers(1, 12)), int(rng.integers(1, 30))
+            three = done % 3 == 2
+            sp = ((int(rng.integers(1, 6)),) if three else (1,)) + (
+                int(rng.integers(1, 30)), int(rng.integers(1, 40)))
+            k = (int(rng.integers(1, 4)) if three else 1, 3, 3)
+            st = (int(rng.integers(1, 3)) if three else 1, 1, 1)
+            pb = (int(rng.integers(0, 2)) if three else 0,) + tuple(int(v) for v in rng.integers(0, 7, 2))
+            pa = (int(rng.integers(0, 2)) if three else 0,) + tuple(int(v) for v in rng.integers(0, 7, 2))
+            dil = (int(rng.integers(1, 3)) if three else 1,) + dil2
+            out = tuple((sp[i] + pb[i] + pa[i] - dil[i] * (k[i] - 1) - 1) // st[i] + 1 for i in range(3))
+            if min(out) <= 0:
+                continue
+            n = int(rng.integers(1, 4))
+            xs, ws = (n, cig * groups) + sp, (cog * groups, cig) + k
+            if not three:
+                xs, ws = xs[:2] + xs[3:], ws[:2] + ws[3:]
+            x, w, b, ref, scale = _arrays_and_ref(
+                rng, dtype, xs, ws, stride=st if three else 1,
+                pad_before=pb if three else pb[1:], pad_after=pa if three else pa[1:],
+                dilation=dil if three else dil[1:], groups=groups)
+            geom = (n, groups, cig * groups, cog * groups, sp, out, k, st, pb, dil)
+            assert _kernels.wino_phased_images(geom, 1, x.itemsize) == n
+            ys = []
+            for nt in (1, 2, 3):
+                y = _run_geom(geom, x, w, b, ref.shape, nt)
+                err = np.abs(y - ref).max() / scale
+                assert err <= TOL[dtype], (name, geom, nt, err)
+                ys.append(y)
+            assert all(np.array_equal(ys[0], y) for y in ys[1:]), (name, geom)
+            done += 1
+    geom = (1, 1, 4, 4, (1, 9, 9), (1, 5, 5), (1, 3, 3), (1, 1, 1), (0, 0, 0), (1, 2, 2))
+    assert _kernels.wino_phased_images(geom, 1, 4) == 0  # dilation 2 reads x in place
+
+
+def test_wino_phased_copy_in_slices():
+    """Where the phased copy of the whole batch would pass the workspace cap
+    beside U and the threads' buffers (512 channels: U is 16 MiB), it is
+    made a few images at a time, each slice a batch of its own: the same
+    bits as one slice, and the reference's values on the last image."""
+    rng = np.random.default_rng(31)
+    n, c, hw, d = 6, 512, 28, 4
+    x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
+    w = (rng.standard_normal((c, c, 3, 3)) / 48).astype(np.float32)
+    b = rng.standard_normal(c).astype(np.float32)
+    geom = (n, 1, c, c, (1, hw, hw), (1, hw, hw), (1, 3, 3), (1, 1, 1), (0, d, d), (1, d, d))
+    per = {nt: _kernels.wino_phased_images(geom, nt, 4) for nt in (1, 3)}
+    assert per[1] == n and 1 <= per[3] < n, per  # more threads' buffers: fewer images
+    assert _kernels.wino_workspace_bytes(geom, 3, 4) <= _kernels.WORKSPACE_CAP
+    y1 = _run_geom(geom, x, w, b, (n, c, hw, hw), 1)
+    y3 = _run_geom(geom, x, w, b, (n, c, hw, hw), 3)
+    assert np.array_equal(y1, y3)
+    ref = ref_conv(x[-1:].astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                   stride=1, pad_before=(d, d), dilation=(d, d))
+    assert np.abs(y3[-1:] - ref).max() / np.abs(ref).max() <= TOL[np.float32]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dil", [(3, 3), (4, 4), (1, 4), (4, 2)])
+@pytest.mark.parametrize("what", ["inf", "nan", "both_infs"])
+def test_nonfinite_in_phased_input(what, dil, dtype):
+    """NaN and infinity in an input read from the phased copy, in different
+    phases (rows and columns of every residue): the call leaves Winograd
+    and the NaN and +-inf positions are the reference's."""
+    rng = np.random.default_rng(zlib.crc32(f"phased nonfinite {what} {dil}".encode()))
+    x = rng.standard_normal((2, 16, 23, 26)).astype(dtype)
+    w = rng.standard_normal((24, 16, 3, 3)).astype(dtype)
+    for r, c in ((0, 0), (5, 7), (11, 2), (22, 25)):
+        x[1, 3, r, c] = np.nan if what == "nan" else np.inf
+    if what == "both_infs":
+        x[0, 9, 12, 13], x[0, 10, 12, 14] = np.inf, -np.inf
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = ref_conv(x.astype(np.float64), w.astype(np.float64), None, 1, dil, dilation=dil)
+    for isa in ISAS:
+        with forced_isa(isa):
+            y = cconv.conv2d(x, w, padding=dil, dilation=dil, backend="winograd_3x3")
+        why = nonfinite_mismatch(y, r)
+        assert why is None, f"{what} {isa}: {why}"
+    fin = np.isfinite(r)
+    assert 0 < fin.sum() < r.size
+    assert np.allclose(y[fin], r[fin], rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-4)
+
+
 def _method(xs, ws, padding, groups, dtype=np.float32, nt=2, dil=1):
     p = make_params(xs, ws, None, 1, padding, dil, False, 0, groups, "t", dtype)
     return fwd_method(p, nt, np.dtype(dtype).itemsize)
@@ -398,7 +510,22 @@ def _check_wide_rule():
         assert _method((4, 32, 56, 56), (32, 32, 3, 3), 2, 1, dil=2) != "winograd"  # 32 ch
         assert _method((1, 512, 17, 17), (512, 512, 3, 3), 2, 1, dil=2) != "winograd"  # 81
         assert _method((2, 64, 28, 28), (64, 64, 3, 3), 2, 1, dil=2) != "winograd"  # 64 x 392
-        assert _method((1, 64, 56, 56), (64, 64, 3, 3), 3, 1, dil=3) != "winograd"  # dilation 3
+        assert _method((1, 64, 56, 56), (64, 64, 3, 3), 3, 1, dil=3) != "winograd"  # 64 ch
+        # dilation 3-4 (the input copied phase by phase): >= 256 channels on
+        # >= 196 tiles; 128 with >= 784 tiles in the batch; 512 on >= 100
+        # with >= 400 in the batch
+        assert _method((1, 512, 28, 28), (512, 512, 3, 3), 4, 1, dil=4) == "winograd"
+        assert _method((1, 256, 28, 28), (256, 256, 3, 3), 3, 1, dil=3) == "winograd"
+        assert _method((1, 256, 26, 26), (256, 256, 3, 3), 3, 1, dil=3) != "winograd"  # 169
+        assert _method((1, 256, 28, 28), (256, 256, 3, 3), (4, 1), 1, dil=(4, 1)) == "winograd"
+        assert _method((4, 128, 28, 28), (128, 128, 3, 3), 4, 1, dil=4) == "winograd"
+        assert _method((3, 128, 28, 28), (128, 128, 3, 3), 4, 1, dil=4) != "winograd"  # 588
+        assert _method((1, 128, 33, 33), (128, 128, 3, 3), 4, 1, dil=4) != "winograd"  # 289
+        assert _method((1, 128, 65, 65), (128, 128, 3, 3), 4, 1, dil=4) == "winograd"
+        assert _method((4, 512, 20, 20), (512, 512, 3, 3), 3, 1, dil=3) == "winograd"
+        assert _method((3, 512, 20, 20), (512, 512, 3, 3), 3, 1, dil=3) != "winograd"  # 300
+        assert _method((4, 256, 20, 20), (256, 256, 3, 3), 4, 1, dil=4) != "winograd"  # 256 x 100
+        assert _method((8, 512, 14, 14), (512, 512, 3, 3), 4, 1, dil=4) != "winograd"  # 49 tiles
         assert _method((1, 64, 56, 56), (64, 64, 3, 3), (2, 1), 1, dil=(2, 1)) == "winograd"
         # float64 keeps the rule of the narrow vectors
         assert _method((1, 32, 14, 14), (32, 32, 3, 3), 1, 1, np.float64) == "winograd"

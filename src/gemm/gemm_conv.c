@@ -127,6 +127,32 @@ static int cc_wino_small_wanted(const cc_geom *g, int64_t ch, int64_t tiles, dou
     return tiles >= 16 && ch >= 64 && all >= 128.0;
 }
 
+/* Dilation 3 and 4 with 16-lane float32 kernels, the input copied phase
+ * by phase (winograd/wino_conv.h: each phase image's rows read in place,
+ * short runs two to a vector).  Winograd / igemm time, Intel Xeon (model
+ * 167), 5-9 alternations, 1 / 2 threads, C -> C channels (tiles: 2x2 of
+ * the output, not of the phases):
+ *   >= 256 channels on >= 196 tiles: 1x256x28x28 d4 0.85 / 0.96, d3 0.79
+ *   / 0.80, 4x256x28x28 d4 0.80 / 0.85, 1x256x33x33 d4 0.73 / 0.86,
+ *   1x512x28x28 d4 (DeepLab's) 0.71-0.72 / 0.88-0.89, d3 0.67 / 0.65,
+ *   4x512x33x33 d4 0.50 / 0.58, 65x65 0.43-0.67 / 0.48-0.73;
+ *   128 channels on >= 196 tiles with >= 784 in the batch: 4x128x28x28
+ *   0.84 / 0.85, 4x128x33x33 0.72 / 0.75, 1x128x65x65 0.77 / 0.89;
+ *   512 channels on >= 100 tiles with >= 400 in the batch: 4x512x20x20
+ *   0.76 / 0.87, d3 0.66 / 0.79.
+ * Left on igemm: 1x128x33x33 d4 0.76 / 1.07, 1x128x28x28 0.90 / 1.13,
+ * 1x512x20x20 0.98 / 1.09, 4x256x20x20 d4 0.95 / 1.06, 14x14 images
+ * 0.77-1.59 / 1.06-1.95, 64 channels 0.92-1.69 / 0.89-1.73.  (Before the
+ * phase copy, with the rows split run by run: 1x512x28x28 d4 0.79 / 1.03,
+ * 1x256x33x33 0.85 / 1.11.) */
+static int cc_wino_dil34_wanted(const cc_geom *g, int64_t elsize, int64_t ch, int64_t tiles,
+                                double batch) {
+    if (cc_conv_fwd_wino_phased(g, 1, elsize) < 1) return 0;
+    const double all = batch * (double)tiles;
+    if (ch >= 128 && tiles >= 196 && (ch >= 256 || all >= 784.0)) return 1;
+    return ch >= 512 && tiles >= 100 && all >= 400.0;
+}
+
 static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
     /* small deep layers stay on im2col, but for the rule for 256-bit units */
     const int deep = cc_small_deep(g, elsize);
@@ -154,10 +180,10 @@ static int cc_wino_wanted(const cc_geom *g, int64_t elsize) {
          *   images (16 tiles) 0.86-1.01 stay out;
          *   dilation 2, >= 64 channels and >= 196 tiles per image: 0.65-0.92
          *   (deeplab's 1x256 33x33 0.71-0.84); 32 channels 1.2-1.35, 9x9
-         *   tiles 0.73-1.10; dilations 3-4 (their split is scalar) 1.2. */
+         *   tiles 0.73-1.10. */
         const int64_t dmax = g->dil[1] > g->dil[2] ? g->dil[1] : g->dil[2];
-        if (dmax > 2) return 0;
         const int64_t ch = cig < cog ? cig : cog;
+        if (dmax > 2) return !deep && cc_wino_dil34_wanted(g, elsize, ch, tiles, batch);
         if (dmax == 1 && cc_cpu_wino_small() && cc_wino_small_wanted(g, ch, tiles, batch)) return 1;
         if (ch < 32 || deep) return 0;
         if (dmax == 1 && tiles >= 784) return 1;

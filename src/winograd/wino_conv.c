@@ -43,3 +43,12 @@ int64_t cc_conv_fwd_wino_workspace(const cc_geom *g, int nthreads, int64_t elsiz
     }
     return b < 0 || b > CC_WORKSPACE_CAP ? -1 : b;
 }
+
+int64_t cc_conv_fwd_wino_phased(const cc_geom *g, int nthreads, int64_t elsize) {
+    if ((elsize != 4 && elsize != 8) || cc_wino1d_applies(g) || !cc_wino_applies(g)) return 0;
+    int mr, nr, lanes;
+    kern_dims(elsize, &mr, &nr, &lanes);
+    iw_plan p;
+    iw_plan_make(g, nthreads, mr, nr, lanes, elsize, &p);
+    return p.phased ? p.bs : 0;
+}

@@ -25,7 +25,10 @@
  * undilated 3x3 convolution of the input's phase (rows a - ph + dh i',
  * columns b - pw + dw j'); a phase's tiles are row-major over it (tiles
  * past its bottom or right edge are computed and clipped), and the phases
- * follow each other (a, then b).
+ * follow each other (a, then b).  With dilation 3 or 4 on an axis the
+ * input is first copied phase by phase, a few images at a time where the
+ * whole batch's copy would pass the workspace cap (iw_plan: phased, bs), so
+ * that each run's windows lie in one phase image at dilation 1.
  * With U = G g G^T (4x4 per output/input channel pair, G = [1 0 0; 1/2 1/2
  * 1/2; 1/2 -1/2 1/2; 0 0 1]) and V = B^T d B of each tile's 4x4 input
  * window d, the 16 elements xi of the transformed domain are 16 matrix
@@ -67,6 +70,10 @@ typedef struct iw_plan {
     int64_t gb_elems;           /* per thread: one depth's B (depth dilation > 1) */
     int64_t es_elems;           /* per thread: 8 split input rows */
     int64_t per_thread;
+    int phased;                 /* the input copied phase by phase (iw_phases_) */
+    int64_t hq, wq;             /* phased: rows and columns of a phase image */
+    int64_t xph_elems;          /* phased: the copy of bs images */
+    int64_t bs;                 /* phased: images copied at a time */
     int pf_rows;                /* prefetch the next channel's input rows */
 } iw_plan;
 
@@ -176,6 +183,16 @@ static inline int iw_plane_read(int64_t j, int64_t odl, int64_t sd, int64_t dd, 
     return 0;
 }
 
+/* Dilation above 2 on an axis: the input is copied phase by phase (the
+ * vector transforms read rows in place at dilation 1 and 2 only).  At
+ * dilation 2 the copy did not pay: Intel Xeon (model 167), 1 / 2 threads,
+ * copy / in place, 1x512x28x28 0.95 / 0.97, 4x256x28x28 0.94 / 1.00,
+ * 1x256x33x33 1.01 / 1.08, 1x128x65x65 1.03 / 1.02, 8x64x32x32 1.10 /
+ * 1.11.  At dilation 3-4, copy / rows split run by run: 1x512x28x28 d4 0.90
+ * / 0.84, 1x256x33x33 d4 0.86 / 0.77, 4x256x28x28 d3 0.85 / 0.88,
+ * 1x128x65x65 d4 0.88 / 0.89. */
+static inline int iw_phased_wanted(int64_t dh, int64_t dw) { return dh > 2 || dw > 2; }
+
 static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, int lanes,
                                 int64_t es, iw_plan *p) {
     p->nt = nthreads < 1 ? 1 : nthreads;
@@ -244,13 +261,36 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     p->mb_elems = ig_round_up(16 * p->mpan * mr * nr, 16);
     p->es_elems = ig_round_up(8 * (p->tw + 2), 16); /* >= 2 rows of 2 (tw + 1) */
     p->per_thread = p->vb_elems + p->mb_elems + p->es_elems + p->gb_elems;
+    /* Dilation above 2: the input copied phase by phase (iw_phases_), as
+     * many images at a time as fit beside U and the threads' buffers
+     * within the workspace cap (bs; none fit: the rows are split per run
+     * instead).  The two read the same values into the same transforms, so
+     * neither the choice nor bs changes a result. */
+    p->hq = cc_ceil_div(g->in[1], p->dh);
+    p->wq = cc_ceil_div(g->in[2], p->dw);
+    p->phased = 0;
+    p->xph_elems = 0;
+    p->bs = g->batch;
+    if (iw_phased_wanted(p->dh, p->dw) && g->batch > 0) {
+        const int64_t img = g->c_in * g->in[0] * p->dh * p->dw * p->hq * p->wq;
+        const int64_t base =
+            ig_round_up(p->ap_elems * es, 64) + (int64_t)p->nt * p->per_thread * es + 128;
+        const int64_t bs = (CC_WORKSPACE_CAP - base) / cc_max64(1, (img + 16) * es);
+        if (bs >= 1) {
+            p->phased = 1;
+            p->bs = cc_min64(bs, g->batch);
+            p->xph_elems = ig_round_up(p->bs * img, 16);
+        }
+    }
     /* fewer threads where their buffers would pass the workspace cap */
-    const int64_t fixed = ig_round_up(p->ap_elems * es, 64) + 64;
+    const int64_t fixed =
+        ig_round_up(p->ap_elems * es, 64) + ig_round_up(p->xph_elems * es, 64) + 64;
     if (p->nt > 1 && fixed + (int64_t)p->nt * p->per_thread * es > CC_WORKSPACE_CAP)
         p->nt = (int)cc_max64(1, (CC_WORKSPACE_CAP - fixed) / (p->per_thread * es));
 }
 
 static inline int64_t iw_plan_bytes(const iw_plan *p, int64_t elsize) {
-    return ig_round_up(p->ap_elems * elsize, 64) + (int64_t)p->nt * p->per_thread * elsize + 64;
+    return ig_round_up(p->ap_elems * elsize, 64) + ig_round_up(p->xph_elems * elsize, 64) +
+           (int64_t)p->nt * p->per_thread * elsize + 64;
 }
 #endif
