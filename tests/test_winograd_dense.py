@@ -126,8 +126,8 @@ def test_wino_short_runs_share_a_vector(name, dtype):
 def test_output_channels_split_among_threads(dtype):
     """Few (group, panel) pairs (a 7x7 image's 16 tiles are one panel): the
     panels' output channels are cut into one chunk per thread (>= 64
-    channels each, iw_plan_make), every chunk transforming the input
-    again.  The same bits at 1-4 threads, and the float64 reference."""
+    channels each, iw_plan_make), the threads sharing each panel's input
+    transform.  The same bits at 1-4 threads, and the float64 reference."""
     rng = np.random.default_rng(21)
     layers = (((1, 32, 7, 7), (512, 32, 3, 3), 1, 1),      # one panel
               ((3, 24, 7, 7), (200, 24, 3, 3), 1, 1),      # 48 tiles: 1; 200 = 3 chunks + 8
@@ -143,6 +143,62 @@ def test_output_channels_split_among_threads(dtype):
             assert np.array_equal(y, ys[0]), (xs, ws)
         err = np.abs(ys[0] - ref).max() / scale
         assert err <= TOL[dtype], (xs, ws, err)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_threads_share_each_panel(dtype):
+    """Where the threads go through the panels together (few panels, or a
+    U of >= 8 MiB: iw_body_shared_), each transforms a share of the input
+    channels into one V and multiplies it by its chunks of U: input
+    channels fewer than the threads or not a multiple of them, groups,
+    phased copies (dilation 3-4), 3-D depth taps, bias; the same bits at
+    1-4 threads, and the float64 reference."""
+    rng = np.random.default_rng(zlib.crc32(f"shared panels {np.dtype(dtype).name}".encode()))
+    big = (1, 256, 34, 34) if dtype == np.float64 else (1, 384, 30, 30)  # U >= 8 MiB, >= 16 panels
+    layers = ((big, (big[1], big[1], 3, 3), (1, 1), 1, (1, 1)),
+              ((1, 37, 7, 7), (512, 37, 3, 3), (1, 1), 1, (1, 1)),     # one panel, 37 channels
+              ((2, 3, 9, 9), (256, 3, 3, 3), (1, 1), 1, (1, 1)),       # fewer channels than threads
+              ((1, 24, 28, 28), (300, 24, 3, 3), (4, 4), 1, (4, 4)),   # phased copy
+              ((1, 26, 20, 17), (260, 13, 3, 3), (3, 1), 2, (3, 1)),   # groups, phased
+              ((1, 20, 3, 12, 12), (200, 20, 3, 3, 3), (1, 3, 3), 1, (1, 3, 3)))  # 3-D
+    for xs, ws, pad, groups, dil in layers:
+        nd = len(xs) - 2
+        x, w, b, ref, scale = _arrays_and_ref(rng, dtype, xs, ws, stride=1, pad_before=pad,
+                                              pad_after=pad, dilation=dil, groups=groups)
+        sp = xs[2:] if nd == 3 else (1,) + xs[2:]
+        k = ws[2:] if nd == 3 else (1,) + ws[2:]
+        pb = pad if nd == 3 else (0,) + pad
+        dl = dil if nd == 3 else (1,) + dil
+        out = ref.shape[2:] if nd == 3 else (1,) + ref.shape[2:]
+        geom = (xs[0], groups, xs[1], ws[0], sp, out, k, (1, 1, 1), pb, dl)
+        ys = [_run_geom(geom, x, w, b, ref.shape, nt) for nt in (1, 2, 3, 4)]
+        for y in ys[1:]:
+            assert np.array_equal(y, ys[0]), (xs, ws)
+        err = np.abs(ys[0] - ref).max() / scale
+        assert err <= TOL[dtype], (xs, ws, err)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nt", [2, 3])
+def test_nonfinite_where_threads_share_panels(nt, dtype):
+    """A NaN or an infinity read by one thread's share of a panel's input
+    channels stops every thread at the same panel (no thread is left at a
+    barrier), and the call gives the reference's NaN and infinity pattern."""
+    rng = np.random.default_rng(nt)
+    before = cconv.get_num_threads()
+    try:
+        cconv.set_num_threads(nt)
+        for k, at in enumerate(((0, 0, 3, 3), (0, 41, 6, 0), (0, 20, 0, 6))):
+            x = rng.standard_normal((1, 48, 7, 7)).astype(dtype)
+            w = rng.standard_normal((512, 48, 3, 3)).astype(dtype)
+            x[at] = (np.nan, np.inf, -np.inf)[k]
+            with np.errstate(invalid="ignore", over="ignore"):
+                r = ref_conv(x.astype(np.float64), w.astype(np.float64), None, 1, 1)
+            y = cconv.conv2d(x, w, None, padding=1, backend="winograd_3x3")
+            why = nonfinite_mismatch(y, r)
+            assert why is None, f"{at}: {why}"
+    finally:
+        cconv.set_num_threads(before)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -77,6 +77,9 @@ typedef struct iw_plan {
     int pf_rows;                /* prefetch the next channel's input rows */
 } iw_plan;
 
+/* One group's U from which the threads share each panel (iw_plan_make). */
+#define IW_U_SHARED_BYTES ((int64_t)8 << 20)
+
 /* The largest dilation (each axis): the phases are looked up by a loop. */
 #define IW_MAX_DIL 4
 
@@ -240,17 +243,26 @@ static inline void iw_plan_make(const cc_geom *g, int nthreads, int mr, int nr, 
     p->npanels = cc_ceil_div(p->ttotal, nr);
     /* Too few (group, panel) pairs to share evenly among the threads (a
      * 7x7 image's 16 tiles are one panel, a batch of 8 three; 14x14's 49
-     * tiles a panel of 48 and one of 1): each panel's output channels are
-     * cut into one chunk of MR panels per thread (>= 64 channels each),
-     * every chunk transforming the panel's input again.  With V past L2
-     * (512 channels: 1.5 MB) that transform is no small share, so one
-     * thread keeps whole panels (8x512x7x7, AMD EPYC Zen 4: 13.9 -> 15.2
-     * ms cut in 3).  Each output channel's sums are the same whatever the
-     * chunks, so the results do not depend on the thread count. */
+     * tiles a panel of 48 and one of 1), or a U of >= 8 MiB a group (384
+     * float32 channels, 256 float64), which every thread would stream per
+     * panel: each panel's output channels are cut into one chunk of MR
+     * panels per thread (>= 64 channels each), and the threads go through
+     * the panels together, each transforming a share of the input channels
+     * into one V (iw_body_shared_).  Each output channel's sums are the
+     * same whatever the chunks, so the results do not depend on the thread
+     * count.  Intel Xeon (model 167), 2 threads, together / whole panels
+     * per thread: 8x512x14x14 0.81, 16x512x7x7 0.76, 1x512x56x56 0.91,
+     * 4x512x28x28 dilation 2 0.88, 8x384x14x14 0.86, 4x384x28x28 0.96,
+     * float64 8x256x14x14 0.91, 1x256x28x28 0.80, 4x256x28x28 1.01; below
+     * 8 MiB float32 4x256x28x28 0.97, 8x256x28x28 1.03, 2x256x56x56 1.05,
+     * 8x128x28x28 1.14, float64 1x128x56x56 1.09 keep whole panels.  AMD
+     * unmeasured. */
     const int64_t pairs = g->groups * p->npanels;
     const int64_t most = cc_max64(1, p->mpan * mr / 64);
     const int nt_all = cc_threads_for(macs, CC_GRAIN_GEMM, pairs * most, p->nt);
-    p->msplit = nt_all > 1 && pairs < 4 * (int64_t)nt_all ? cc_min64(most, nt_all) : 1;
+    const int64_t ubytes = 16 * p->mpan * mr * p->ck * es; /* one group's U */
+    const int cut = pairs < 4 * (int64_t)nt_all || ubytes >= IW_U_SHARED_BYTES;
+    p->msplit = nt_all > 1 && cut ? cc_min64(most, nt_all) : 1;
     p->mchunk = cc_ceil_div(p->mpan, p->msplit);
     p->msplit = cc_ceil_div(p->mpan, p->mchunk); /* no empty chunk */
     p->items = pairs * p->msplit;
