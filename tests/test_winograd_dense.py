@@ -178,6 +178,41 @@ def test_threads_share_each_panel(dtype):
         assert err <= TOL[dtype], (xs, ws, err)
 
 
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_filter_transform_kernels(name, dtype):
+    """The filter transform of each kernel set (wtfilt: the vector kernels
+    a block of input channels at a time): panels with fewer rows than MR,
+    channel counts that end in a partial block, depth taps (3-D), groups,
+    against the float64 reference; and a NaN or an infinity at any tap of
+    a channel at the start, middle or end of a block is seen: the call
+    leaves Winograd with the reference's NaN / inf pattern."""
+    rng = np.random.default_rng(zlib.crc32(f"wtfilt {name} {np.dtype(dtype).name}".encode()))
+    with forced_isa(name):
+        for cig, cog, groups, kd in ((1, 1, 1, 1), (17, 5, 1, 1), (16, 9, 2, 1), (33, 20, 1, 1),
+                                     (7, 12, 3, 2), (40, 24, 1, 3)):
+            sp = (3, 9, 10) if kd > 1 else (9, 10)
+            xs = (2, cig * groups) + sp
+            ws = (cog * groups, cig) + ((kd, 3, 3) if kd > 1 else (3, 3))
+            pad = (kd // 2, 1, 1) if kd > 1 else (1, 1)
+            x, w, b, ref, scale = _arrays_and_ref(rng, dtype, xs, ws, stride=1, pad_before=pad,
+                                                  pad_after=pad, groups=groups)
+            f = cconv.conv3d if kd > 1 else cconv.conv2d
+            y = f(x, w, b, padding=pad, groups=groups, backend="winograd_3x3")
+            assert np.abs(y - ref).max() / scale <= TOL[dtype], (name, xs, ws)
+            for ci in sorted({0, cig // 2, cig - 1}):
+                wb = w.copy()
+                idx = (int(rng.integers(0, ws[0])), ci) + tuple(int(rng.integers(0, n))
+                                                                for n in ws[2:])
+                wb[idx] = (np.nan, np.inf, -np.inf)[ci % 3]
+                with np.errstate(invalid="ignore", over="ignore"):
+                    r = ref_conv(x.astype(np.float64), wb.astype(np.float64), None, stride=1,
+                                 pad_before=pad, groups=groups)
+                    y = f(x, wb, None, padding=pad, groups=groups, backend="winograd_3x3")
+                why = nonfinite_mismatch(y, r)
+                assert why is None, (name, xs, ws, idx, why)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("nt", [2, 3])
 def test_nonfinite_where_threads_share_panels(nt, dtype):

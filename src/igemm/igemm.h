@@ -138,6 +138,13 @@ typedef void (*ig_wtout_f64)(int64_t nq, const double *m, int64_t ms, double bv,
  * of run a (na tiles, rows ra, c0 = ca, hi = ha) into v and of run b into
  * v + na; wtout2 is wtout of tiles 0..na-1 into rows a0, a1 and of tiles
  * na..na+nb-1 (m + na) into b0, b1.  Any na, nb >= 1. */
+/* Winograd's filter transform of one A panel's rows for nkc GEMM depth
+ * indices of one depth tap (winograd/wino_tr_scalar.inc: wtfilt); 1 when a
+ * transformed value is NaN or infinite. */
+typedef int (*ig_wtfilt_f32)(int64_t rows, int64_t nkc, const float *w, int64_t rs, int64_t ks,
+                             int mr, float *d, int64_t xs);
+typedef int (*ig_wtfilt_f64)(int64_t rows, int64_t nkc, const double *w, int64_t rs,
+                             int64_t ks, int mr, double *d, int64_t xs);
 typedef int (*ig_wtinr2_f32)(int64_t na, const float *const *ra, int64_t ca, int64_t ha,
                              int64_t nb, const float *const *rb, int64_t cb, int64_t hb,
                              float *v, int64_t vs);
@@ -252,6 +259,7 @@ typedef struct ig_kern_f32 {
     ig_ukriy_f32 ukriy;
     ig_ukrip_f32 ukrip;
     ig_ukra_f32 ukra;
+    ig_wtfilt_f32 wtfilt;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -282,6 +290,7 @@ typedef struct ig_kern_f64 {
     ig_ukriy_f64 ukriy;
     ig_ukrip_f64 ukrip;
     ig_ukra_f64 ukra;
+    ig_wtfilt_f64 wtfilt;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by
