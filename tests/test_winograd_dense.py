@@ -421,6 +421,25 @@ def test_wino_phased_copy(name, dtype):
     assert _kernels.wino_phased_images(geom, 1, 4) == 0  # dilation 2 reads x in place
 
 
+def test_phased_images_query_rejects_bad_arguments():
+    """`_kernels.wino_phased_images` on what is not a geometry: a ValueError
+    or TypeError that names the argument, never a crash; geometries the
+    Winograd forward does not run (dilation 5, a 5x5 kernel, float16's
+    element size) copy no image."""
+    good = (1, 1, 4, 4, (1, 9, 9), (1, 1, 1), (1, 3, 3), (1, 1, 1), (0, 0, 0), (1, 4, 4))
+    assert _kernels.wino_phased_images(good, 1, 4) == 1
+    with pytest.raises(ValueError, match="geom"):
+        _kernels.wino_phased_images(good[:3], 1, 4)
+    with pytest.raises(TypeError, match="geom"):
+        _kernels.wino_phased_images("geom", 1, 4)
+    with pytest.raises(TypeError):
+        _kernels.wino_phased_images(good, "1", 4)
+    assert _kernels.wino_phased_images(good[:9] + ((1, 5, 5),), 1, 4) == 0
+    assert _kernels.wino_phased_images(good[:6] + ((1, 5, 5),) + good[7:], 1, 4) == 0
+    assert _kernels.wino_phased_images(good, 1, 2) == 0
+    assert _kernels.wino_phased_images(good[:9] + ((1, -4, 4),), 1, 4) == 0
+
+
 def test_wino_phased_copy_in_slices():
     """Where the phased copy of the whole batch would pass the workspace cap
     beside U and the threads' buffers (512 channels: U is 16 MiB), it is
