@@ -217,7 +217,7 @@ def test_filter_transform_kernels(name, dtype):
 @pytest.mark.parametrize("nt", [2, 3])
 def test_nonfinite_where_threads_share_panels(nt, dtype):
     """A NaN or an infinity read by one thread's share of a panel's input
-    channels stops every thread at the same panel (no thread is left at a
+    channels halts every thread at the same panel (no thread is left at a
     barrier), and the call gives the reference's NaN and infinity pattern."""
     rng = np.random.default_rng(nt)
     before = cconv.get_num_threads()
