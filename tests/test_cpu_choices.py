@@ -588,10 +588,11 @@ def test_ig_weight_inplace_environment_decides_and_keeps_the_bits():
     packed mode may read a float32 weight's rows where they lie (small
     images: each packed panel would run a few times); other values, and
     none, leave the default (on, every CPU); the own GEMM takes A's rows
-    in place by the same switch (1x1 layers of small images).  The
-    micro-kernel makes the same products in the same order from either:
-    every result is the same bits, and the float64 reference's values, on
-    every instruction set."""
+    in place by the same switch (1x1 layers of small images).  Either way
+    every result is the float64 reference's values, on every instruction
+    set, and the default is the same bits as "1"; "0" may differ in the
+    last bits where a tile's last micro-panel holds a few positions (in
+    place, those columns are dot products along k: igemm.h, ukrt)."""
     on1, d1, w1 = run_script(WEIGHT_INPLACE_PROBE, "CCONV_IG_WEIGHT_INPLACE",
                              CCONV_IG_WEIGHT_INPLACE="1")
     on0, d0, w0 = run_script(WEIGHT_INPLACE_PROBE, "CCONV_IG_WEIGHT_INPLACE",
@@ -600,7 +601,7 @@ def test_ig_weight_inplace_environment_decides_and_keeps_the_bits():
     onx, dx, _ = run_script(WEIGHT_INPLACE_PROBE, "CCONV_IG_WEIGHT_INPLACE",
                             CCONV_IG_WEIGHT_INPLACE="yes")
     assert (on1, on0, ond, onx) == ("True", "False", "True", "True")
-    assert d1 == d0 == dd == dx
+    assert d1 == dd == dx
     assert float(w1) <= 1.0 and float(w0) <= 1.0, (w1, w0)
 
 

@@ -777,3 +777,57 @@ def test_igemm_large_bands_by_k_block(name, dtype):
     ]
     for xs, ws, s, pad, d, groups in cases:
         check_igemm_forward(rng, name, xs, ws, s, pad, d, groups, dtype, (1, 2, 3), same_bits=True)
+
+
+@pytest.mark.parametrize("name", ISAS)
+def test_igemm_last_panel_of_few_positions(name):
+    """Float32 packed mode with the weight read in place (small images:
+    IG_AIN_MAX_USES, on by default) runs a tile's last micro-panel of 1-4
+    positions by dot products along k (ukrt): 7x7 and 14x14 outputs (48 +
+    1 and 4 x 48 + 4 on 48-column panels, 2 x 24 + 1 and 8 x 24 + 4 on 24),
+    1-D rows of 49-52, strides 1 and 2, output channels not a multiple of
+    the panel's rows, K blocks not a multiple of the vector, a bias or
+    none; against the reference, each thread count bit-identical to one
+    thread; an infinity or NaN that only those columns read reaches them
+    as in the reference."""
+    rng = np.random.default_rng(zlib.crc32(f"last panel {name}".encode()))
+    cases = [
+        # (x shape, w shape, stride, padding)
+        ((1, 512, 7, 7), (512, 512, 3, 3), (1, 1), (1, 1)),
+        ((1, 96, 14, 14), (300, 96, 3, 3), (1, 1), (1, 1)),
+        ((1, 37, 13, 13), (45, 37, 3, 3), (2, 2), (1, 1)),
+        ((1, 21, 28, 28), (60, 21, 3, 3), (2, 2), (1, 1)),
+        ((2, 13, 13, 14), (70, 13, 3, 3), (2, 2), (1, 1)),
+        ((1, 40, 99), (50, 40, 3), (2,), (1,)),
+        ((1, 300, 50), (261, 300, 3), (1,), (0,)),
+        ((1, 7, 7, 7, 7), (41, 7, 3, 3, 3), (1, 1, 1), (1, 1, 1)),
+    ]
+    with forced_isa(name):
+        for xs, ws, s, pad in cases:
+            nsp = len(xs) - 2
+            x = rng.standard_normal(xs).astype(np.float32)
+            w = rng.standard_normal(ws).astype(np.float32)
+            b = rng.standard_normal(ws[0]).astype(np.float32) if ws[0] % 2 == 0 else None
+            ones = (1,) * nsp
+            ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
+                           None if b is None else b.astype(np.float64),
+                           stride=s, pad_before=pad, dilation=ones, groups=1)
+            y1 = run_igemm(x, w, b, s, pad, ones, 1, 1)
+            err = np.abs(y1 - ref).max() / np.abs(ref).max()
+            assert err <= TOL[np.float32], (name, xs, ws, err)
+            for nt in (2, 3):
+                assert np.array_equal(run_igemm(x, w, b, s, pad, ones, 1, nt), y1), (name, xs, nt)
+            # the input's last element: read by the last output positions only
+            # (the last column's windows), an infinity in one channel and a NaN
+            # in another
+            x[(0, 1) + (-1,) * nsp] = np.inf
+            x[(0, 2) + (-1,) * nsp] = np.nan if ws[0] > 100 else np.inf
+            ref = ref_conv(x.astype(np.float64), w.astype(np.float64),
+                           None if b is None else b.astype(np.float64),
+                           stride=s, pad_before=pad, dilation=ones, groups=1)
+            y = run_igemm(x, w, b, s, pad, ones, 1, 2)
+            assert np.array_equal(np.isnan(y), np.isnan(ref)), (name, xs)
+            assert np.array_equal(np.isinf(y), np.isinf(ref)), (name, xs)
+            assert np.array_equal(np.sign(y[np.isinf(y)]), np.sign(ref[np.isinf(ref)]))
+            fin = np.isfinite(ref)
+            assert np.abs(y[fin] - ref[fin]).max() <= TOL[np.float32] * np.abs(ref[fin]).max()

@@ -62,4 +62,5 @@ const IG_KERN_T CC_ISA_NAME(cc_ig_kern) = {
     IG_SNV, {0, IG_SCO_OF(1), IG_SCO_OF(2), IG_SCO_OF(3), IG_SCO_OF(4)}, IG_ISA_FN(ukrs),
     IG_ISA_FN(packa), IG_ISA_FN(wtinr), IG_ISA_FN(w1tin), IG_ISA_FN(w1tout),
     IG_ISA_FN(wtinr2), IG_ISA_FN(wtout2), IG_ISA_FN(ukrih), IG_ISA_FN(rows2), IG_ISA_FN(rows4),
-    IG_ISA_FN(ukriy), IG_ISA_FN(ukrip), IG_ISA_FN(ukra), IG_ISA_FN(wtfilt)};
+    IG_ISA_FN(ukriy), IG_ISA_FN(ukrip), IG_ISA_FN(ukra), IG_ISA_FN(wtfilt),
+    IG_ISA_FN(ukrt)};

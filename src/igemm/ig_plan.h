@@ -22,6 +22,7 @@
 #include "gemm/gemm_plan.h"
 #include "core/parallel.h"
 #include "core/cpu.h"
+#include "igemm.h"
 
 #define IG_TILE_POS 512                  /* output positions per tile, target */
 /* The target of layers with at most IG_DIRECT_MAX_COG output channels per
@@ -394,11 +395,12 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
     p->ain = !p->direct && elsize == 4 && uses <= IG_AIN_MAX_USES && cc_cpu_ig_weight_inplace();
     p->ap_elems = p->ain ? p->K : g->groups * p->mpan * mr * p->K;
     /* packed: one B micro-panel (kc x NR, packed just before its calls:
-     * ig_conv.inc); direct: a wide C block instead (the item's channels x
-     * wide positions, whole micro-tiles of ncol), and the band is read up
-     * to ncol past its end */
+     * ig_conv.inc), and where the weight is read in place the columns of
+     * a last micro-panel of a few positions (kc x IG_TAIL_MAX); direct: a
+     * wide C block instead (the item's channels x wide positions, whole
+     * micro-tiles of ncol), and the band is read up to ncol past its end */
     p->bp_elems = p->direct ? p->chunk * mr * ig_round_up((R - 1) * p->Wph + Wt, p->ncol) + p->ncol
-                            : p->kc * nr;
+                            : p->kc * (nr + (p->ain ? IG_TAIL_MAX : 0));
     /* band + B block + one MR x NR tile, each rounded to 64 bytes */
     const int64_t al = 64 / elsize;
     p->per_thread = ig_round_up(p->band_elems, al) + ig_round_up(p->bp_elems, al) +

@@ -52,6 +52,17 @@ typedef void (*ig_ukra_f64)(int nv, int64_t kc, const double *const *ar, const d
                             double *c, int64_t ldc, int first, const double *bias);
 typedef void (*ig_ukrn_f64)(int nv, int64_t kc, const double *a, const double *b, double *c,
                             int64_t ldc, int first, const double *bias);
+/* The A panel's rows where they lie (ar, as ukra) against a few columns
+ * held column by column (column j's kc values at bt + j * kc), by dot
+ * products along k: c rows i < nm, columns j < nq (1 <= nq <=
+ * IG_TAIL_MAX), c = bias + sum where first (bias may be NULL), else c +=
+ * sum.  A last micro-panel of a few positions, which the vector kernels
+ * would run as one mostly empty vector per row. */
+typedef void (*ig_ukrt_f32)(int nq, int nm, int64_t kc, const float *const *ar, const float *bt,
+                            float *c, int64_t ldc, int first, const float *bias);
+typedef void (*ig_ukrt_f64)(int nq, int nm, int64_t kc, const double *const *ar,
+                            const double *bt, double *c, int64_t ldc, int first,
+                            const double *bias);
 typedef void (*ig_ukrin_f32)(int nv, int64_t kc, const float *a, const float *b,
                              const int64_t *boff, float *c, int64_t ldc, int first,
                              const float *bias);
@@ -260,6 +271,7 @@ typedef struct ig_kern_f32 {
     ig_ukrip_f32 ukrip;
     ig_ukra_f32 ukra;
     ig_wtfilt_f32 wtfilt;
+    ig_ukrt_f32 ukrt;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -291,6 +303,7 @@ typedef struct ig_kern_f64 {
     ig_ukrip_f64 ukrip;
     ig_ukra_f64 ukra;
     ig_wtfilt_f64 wtfilt;
+    ig_ukrt_f64 ukrt;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by
@@ -318,6 +331,7 @@ static inline int64_t cc_ig_lanes(int64_t elsize) {
 #define IG_MR_NEON 8
 #define IG_MR_MAX 8 /* bound on any MR (the Winograd filter transform's rows) */
 #define IG_NR_MAX 64 /* bound on any NR (the packing's run arrays) */
+#define IG_TAIL_MAX 4 /* columns of ukrt */
 #define IG_NV_NEON 3
 /* weight gradient: MRW channels x NRW taps of vector accumulators, plus MRW
  * gy vectors and one band vector in registers (AVX2: 12 + 3 + 1 = 16) */

@@ -15,6 +15,12 @@
 #define VSTOREU _mm256_storeu_pd
 #define VFMA(a, b, c) _mm256_fmadd_pd(a, b, c)
 #define VADD _mm256_add_pd
+CC_INLINE double vec_hsum_avx2(__m256d v)
+{
+    const __m128d q = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));
+}
+#define VHSUM(v) vec_hsum_avx2(v)
 #define VSUB _mm256_sub_pd
 #define VMUL _mm256_mul_pd
 #define VFNMA(a, b, c) _mm256_fnmadd_pd(a, b, c)
@@ -107,6 +113,13 @@ CC_INLINE void vec_transpose_avx2(const double *s, int64_t ls, double *d, int64_
 #define VSTOREU _mm256_storeu_ps
 #define VFMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define VADD _mm256_add_ps
+CC_INLINE float vec_hsum_avx2(__m256 v)
+{
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+}
+#define VHSUM(v) vec_hsum_avx2(v)
 #define VSUB _mm256_sub_ps
 #define VMUL _mm256_mul_ps
 #define VFNMA(a, b, c) _mm256_fnmadd_ps(a, b, c)

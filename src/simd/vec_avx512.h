@@ -28,6 +28,13 @@
 #define VSTOREU _mm512_storeu_pd
 #define VFMA(a, b, c) _mm512_fmadd_pd(a, b, c)
 #define VADD _mm512_add_pd
+CC_INLINE double vec_hsum_avx512(__m512d v)
+{
+    const __m256d h = _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1));
+    const __m128d q = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(q, _mm_unpackhi_pd(q, q)));
+}
+#define VHSUM(v) vec_hsum_avx512(v)
 #define VSUB _mm512_sub_pd
 #define VMUL _mm512_mul_pd
 #define VFNMA(a, b, c) _mm512_fnmadd_pd(a, b, c)
@@ -80,6 +87,15 @@ CC_INLINE void vec_transpose_avx512(const double *s, int64_t ls, double *d, int6
 #define VSTOREU _mm512_storeu_ps
 #define VFMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define VADD _mm512_add_ps
+CC_INLINE float vec_hsum_avx512(__m512 v)
+{
+    const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), hi);
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+}
+#define VHSUM(v) vec_hsum_avx512(v)
 #define VSUB _mm512_sub_ps
 #define VMUL _mm512_mul_ps
 #define VFNMA(a, b, c) _mm512_fnmadd_ps(a, b, c)

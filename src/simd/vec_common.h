@@ -11,6 +11,8 @@
  *   VZERO() VSET1 VLOADU VSTOREU VADD VSUB VMUL
  *   VFMA(a,b,c) = a*b + c, VFNMA(a,b,c) = c - a*b
  *   VLOADP(p,c) VSTOREP(p,v,c)   first c lanes (0 < c < V), the rest zero
+ *   VHSUM(v)            the sum of v's lanes (a CC_T; the order of the
+ *                       additions is the layer's)
  *   VKEEPHI(v,c)        v with its first V - c lanes zeroed (0 < c <= V)
  *   VTAP(p,k)           the vector at p + k (k a compile-time constant):
  *                       an unaligned load, or a rotation of aligned ones

@@ -24,6 +24,7 @@
 #define VSTOREU VN(vst1q)
 #define VFMA(a, b, c) VN(vfmaq)((c), (a), (b))
 #define VADD VN(vaddq)
+#define VHSUM VN(vaddvq)
 #define VSUB VN(vsubq)
 #define VMUL VN(vmulq)
 #define VFNMA(a, b, c) VN(vfmsq)((c), (a), (b))

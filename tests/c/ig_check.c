@@ -13,7 +13,8 @@
  * panels); the
  * kernels reading the band in place (ukri) and those of a partial last
  * micro-tile (ukrn, ukrin: the first nv vectors of columns); the half-row
- * kernel of layers with few channels a group (ukrih).
+ * kernel of layers with few channels a group (ukrih); the dot-product
+ * kernel of a last micro-panel of a few columns (ukrt).
  *
  *   ig_check [iterations] [seed]     exit status 0 when all pass
  *
@@ -79,6 +80,8 @@ typedef struct {
     ig_ukrip_f64 ip64;
     ig_ukra_f32 a32;
     ig_ukra_f64 a64;
+    ig_ukrt_f32 t32;
+    ig_ukrt_f64 t64;
 } isa_t;
 
 /* One entry per instruction set this build and CPU run and element type,
@@ -101,7 +104,7 @@ static void collect_isas(void)
                                  .ws32 = k->wsplit, .pa32 = k->packa, .tr32 = k->wtinr,
                                  .w1i32 = k->w1tin, .w1o32 = k->w1tout, .t2r32 = k->wtinr2,
                                  .t2o32 = k->wtout2, .ih32 = k->ukrih, .ip32 = k->ukrip, .a32 = k->ukra,
-                                 .r2_32 = k->rows2, .r4_32 = k->rows4};
+                                 .r2_32 = k->rows2, .r4_32 = k->rows4, .t32 = k->ukrt};
         isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = d->mr, .nr = d->nr, .f64 = d->ukr,
                                  .p64 = d->packr, .mrw = d->mrw, .nrw = d->nrw, .lanes = d->lanes,
                                  .w64 = d->ukrw, .ti64 = d->wtin, .to64 = d->wtout, .rw64 = d->rows,
@@ -109,7 +112,7 @@ static void collect_isas(void)
                                  .ws64 = d->wsplit, .pa64 = d->packa, .tr64 = d->wtinr,
                                  .w1i64 = d->w1tin, .w1o64 = d->w1tout, .t2r64 = d->wtinr2,
                                  .t2o64 = d->wtout2, .ih64 = d->ukrih, .ip64 = d->ukrip, .a64 = d->ukra,
-                                 .r2_64 = d->rows2, .r4_64 = d->rows4};
+                                 .r2_64 = d->rows2, .r4_64 = d->rows4, .t64 = d->ukrt};
     }
 }
 
@@ -253,6 +256,65 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
                (long long)kc, (long long)ldc, first, with_bias, worst, tol);
     free(a); free(band); free(ref); free(bias); free(boff); free(at); free(bt); free(ct); free(biast);
     free(arow);
+    return bad;
+}
+
+/* ukrt: rows i < nm of A (row i's kc values at ar[i], rows a random pitch
+ * apart, the rows from nm to MR zeros as the driver's) against nq <=
+ * IG_TAIL_MAX columns (column j at bt + j * kc), against a naive product;
+ * c's other rows and columns untouched.  Every kc % lanes. */
+static int check_t(const isa_t *isa, int f64, int64_t kc, int nq, int nm, int first,
+                   int with_bias)
+{
+    const int mr = isa->mr;
+    const int64_t ldc = nq + ri(0, 9), apitch = kc + ri(0, 40);
+    const size_t es = f64 ? 8 : 4;
+    double *a = malloc(sizeof(double) * (size_t)(mr * apitch)), *b = malloc(sizeof(double) * (size_t)(kc * nq));
+    double *ref = malloc(sizeof(double) * (size_t)(mr * ldc)), *bias = malloc(sizeof(double) * (size_t)mr);
+    char *at = malloc(es * (size_t)(mr * apitch + kc)), *bt = malloc(es * (size_t)(kc * nq));
+    char *ct = malloc(es * (size_t)(mr * ldc)), *biast = malloc(es * (size_t)mr);
+    if (!a || !b || !ref || !bias || !at || !bt || !ct || !biast) { fprintf(stderr, "out of memory\n"); exit(2); }
+#define PUT(buf, i, v) do { if (f64) ((double *)(buf))[i] = (v); else ((float *)(buf))[i] = (float)(v); } while (0)
+#define GET(buf, i) (f64 ? ((double *)(buf))[i] : (double)((float *)(buf))[i])
+    for (int64_t i = 0; i < mr * apitch; i++) { PUT(at, i, ru()); a[i] = GET(at, i); }
+    for (int64_t k = 0; k < kc; k++) PUT(at, mr * apitch + k, 0.0); /* the zero row */
+    for (int64_t i = 0; i < kc * nq; i++) { PUT(bt, i, ru()); b[i] = GET(bt, i); }
+    for (int i = 0; i < mr; i++) { PUT(biast, i, ru()); bias[i] = GET(biast, i); }
+    for (int64_t i = 0; i < mr * ldc; i++) { PUT(ct, i, ru()); ref[i] = GET(ct, i); }
+    const void *ar[16];
+    for (int i = 0; i < mr; i++) {
+        const int64_t o = (i < nm ? i * apitch : mr * apitch);
+        ar[i] = f64 ? (const void *)((double *)at + o) : (const void *)((float *)at + o);
+    }
+    double scale = 1;
+    for (int i = 0; i < nm; i++)
+        for (int j = 0; j < nq; j++) {
+            double sum = 0;
+            for (int64_t k = 0; k < kc; k++) sum += a[i * apitch + k] * b[j * kc + k];
+            double *v = &ref[i * ldc + j];
+            *v = first ? sum + (with_bias ? bias[i] : 0.0) : *v + sum;
+            if (fabs(*v) > scale) scale = fabs(*v);
+        }
+    const void *bi = with_bias ? biast : NULL;
+    if (f64) isa->t64(nq, nm, kc, (const double *const *)ar, (double *)bt, (double *)ct, ldc, first, bi);
+    else isa->t32(nq, nm, kc, (const float *const *)ar, (float *)bt, (float *)ct, ldc, first, bi);
+    double worst = 0;
+    for (int64_t i = 0; i < mr * ldc; i++) {
+        const double got = GET(ct, i);
+        double e = fabs(got - ref[i]);
+        if ((i % ldc >= nq || i / ldc >= nm) && got != ref[i])
+            e = INFINITY; /* past the columns or rows: untouched */
+        if (e > worst) worst = e;
+    }
+#undef PUT
+#undef GET
+    const double tol = (f64 ? 1e-14 : 2e-6) * (double)(kc + 1) * (scale + 1);
+    const int bad = !(worst <= tol);
+    if (bad)
+        printf("FAIL ukrt %s %s nq=%d nm=%d kc=%lld ldc=%lld first=%d bias=%d err=%g tol=%g\n",
+               isa->name, f64 ? "f64" : "f32", nq, nm, (long long)kc, (long long)ldc, first,
+               with_bias, worst, tol);
+    free(a); free(b); free(ref); free(bias); free(at); free(bt); free(ct); free(biast);
     return bad;
 }
 
@@ -901,7 +963,10 @@ int main(int argc, char **argv)
                 failures += check_n(&isas[i], f64, it < 4 ? it + 1 : ri(1, 300), 4,
                                     (int)ri(1, isas[i].nr / isas[i].lanes), (int)ri(0, 1),
                                     (int)ri(0, 1), 0);
-                checks += 16;
+                failures += check_t(&isas[i], f64, it < 40 ? it + 1 : ri(1, 600),
+                                    (int)ri(1, IG_TAIL_MAX), (int)ri(1, isas[i].mr), (int)ri(0, 1),
+                                    (int)ri(0, 1));
+                checks += 17;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
