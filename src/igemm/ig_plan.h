@@ -457,15 +457,20 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
 /* Offset in the band of tap k (input channel, depth/row/column tap) at
  * output position (0, 0): its phase block and place. */
 static inline void ig_plan_koff(const cc_geom *g, const ig_plan *p, int64_t *koff) {
-    const int64_t kk = p->kk, kw = g->k[2], khw = g->k[1] * g->k[2];
-    const int64_t sh = g->stride[1], sw = g->stride[2];
-    for (int64_t k = 0; k < p->K; ++k) {
-        const int64_t ci = k / kk, t = k % kk;
-        const int64_t td = t / khw, th = (t % khw) / kw, tw = t % kw;
-        const int64_t rw = th * g->dil[1], cw = tw * g->dil[2];
-        koff[k] = ci * p->CS + ((td * sh + rw % sh) * sw + cw % sw) * p->rows_ph * p->Wph +
-                  (rw / sh) * p->Wph + cw / sw;
-    }
+    const int64_t sh = g->stride[1], sw = g->stride[2], blk = p->rows_ph * p->Wph;
+    /* one channel's taps, then the others' shifted by the channel stride
+     * (a division per tap was 3% of a 1x256x14x14 3x3 call: 2304 taps) */
+    int64_t k = 0;
+    for (int64_t td = 0; td < g->k[0]; ++td)
+        for (int64_t th = 0; th < g->k[1]; ++th) {
+            const int64_t rw = th * g->dil[1];
+            for (int64_t tw = 0; tw < g->k[2]; ++tw) {
+                const int64_t cw = tw * g->dil[2];
+                koff[k++] = ((td * sh + rw % sh) * sw + cw % sw) * blk + (rw / sh) * p->Wph + cw / sw;
+            }
+        }
+    for (int64_t ci = 1; ci < p->cig; ++ci)
+        for (int64_t t = 0; t < p->kk; ++t) koff[ci * p->kk + t] = koff[t] + ci * p->CS;
 }
 
 /* Bytes of workspace: packed weight + tap offsets (int64) + per-thread buffers. */
