@@ -44,6 +44,16 @@ CASES = [
     # a small image (N = 196, 5 micro-panels) and 130 rows (17 panels, the
     # last of 2 rows): A's rows read in place (ukra, rows past M zeros)
     ((1, 300, 14, 14), (130, 300, 1, 1), 1, 0, "gemm_1x1"),
+    # fewer columns with A in place: a last micro-panel of 1-4 columns as
+    # dot products (ukrt), or only such columns; N = 49, 50, 98 (two
+    # images), 4, 3 (K = 1501: a last K block of 477), 3 images of 1
+    ((1, 512, 7, 7), (300, 512, 1, 1), 1, 0, "gemm_1x1"),
+    ((1, 256, 14, 14), (520, 256, 1, 1), 2, 0, "gemm"),
+    ((1, 700, 50), (200, 700, 1), 1, 0, "gemm_1x1"),
+    ((2, 300, 7, 7), (200, 300, 1, 1), 1, 0, "gemm_1x1"),
+    ((1, 1000, 2, 2), (300, 1000, 1, 1), 1, 0, "gemm_1x1"),
+    ((1, 1501, 1, 3), (250, 1501, 1, 1), 1, 0, "gemm_1x1"),
+    ((3, 2000, 1, 1), (600, 2000, 1, 1), 1, 0, "gemm_1x1"),
 ]
 
 
@@ -298,7 +308,8 @@ _RULE_SCRIPT = """
 from cconv import _kernels
 shapes = [(0, 0, 2048, 256, 256), (1, 0, 2048, 256, 256), (0, 0, 512, 2000, 192),
           (0, 0, 96, 3136, 256), (0, 0, 104, 3136, 256), (0, 0, 40, 1517, 300),
-          (0, 1, 512, 512, 512), (0, 0, 512, 50, 512), (0, 0, 4, 4000, 512)]
+          (0, 1, 512, 512, 512), (0, 0, 512, 50, 512), (0, 0, 4, 4000, 512),
+          (0, 0, 512, 1, 4096), (0, 0, 512, 3, 1024), (0, 0, 96, 50, 512)]
 print(_kernels.uk_gemm_f64_runs(), _kernels.uk_gemm_runs(),
       *[int(_kernels.uk_gemm_takes(e, *s)) for e in (4, 8) for s in shapes])
 """
@@ -319,22 +330,24 @@ def test_float64_takes_packed_products_only():
     """float64 products run on the 8-lane kernels where CCONV_UK_GEMM_F64
     lets them and B is packed (more than 12 panels of 8 rows: 104 rows
     yes, 96 no), never with B transposed, few columns (50 < 4 x 24) or
-    fewer rows than a panel; float32's rule (in place from 8 rows) does not
-    move with it; other values and none leave the default (Intel)."""
-    f32_want = [1, 1, 1, 1, 1, 1, 0, 0, 0]
-    f64_want = [1, 1, 1, 0, 1, 0, 0, 0, 0]
+    fewer rows than a panel; float32's rule (in place from 8 rows; from 2
+    columns where A's rows are read in place: more than 12 panels, not
+    one column) does not move with it; other values and none leave the
+    default (Intel)."""
+    f32_want = [1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 1, 0]
+    f64_want = [1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0]
     on, f32_on, t_on = _rule_run(CCONV_UK_GEMM_F64="1")
     off, _, t_off = _rule_run(CCONV_UK_GEMM_F64="0")
     assert on and not off and f32_on
     assert t_on == f32_want + f64_want, t_on
-    assert t_off == f32_want + [0] * 9, t_off
+    assert t_off == f32_want + [0] * 12, t_off
     _, f32_off, t_none = _rule_run(CCONV_UK_GEMM_F64="1", CCONV_UK_GEMM="0")
-    assert not f32_off and t_none == [0] * 9 + f64_want  # each type its own choice
+    assert not f32_off and t_none == [0] * 12 + f64_want  # each type its own choice
     vendor = cconv._kernels.cpu_vendor()
     for value in ("", "2"):
         dflt, _, t = _rule_run(CCONV_UK_GEMM_F64=value)
         assert dflt == (vendor == "intel")
-        assert t == f32_want + (f64_want if dflt else [0] * 9)
+        assert t == f32_want + (f64_want if dflt else [0] * 12)
 
 
 def test_takes_rejects_other_sizes():
