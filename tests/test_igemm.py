@@ -762,8 +762,8 @@ def test_igemm_large_bands_by_k_block(name, dtype):
     5x5, 2-tap 1-D), channels cut into equal blocks where a channel's taps
     outnumber a block (3x7x7 = 147 and 17x17 = 289 taps), 3-D with depth
     taps outside the input (padding 2, dilation), rows outside the image,
-    1-D rows in pieces, groups, stride 1 and 2; against the reference,
-    each thread count bit-identical to one thread."""
+    1-D rows in pieces, groups, stride 1 and 2, bands past 1 MiB; against
+    the reference, each thread count bit-identical to one thread."""
     rng = np.random.default_rng(zlib.crc32(f"k blocks {name} {np.dtype(dtype).name}".encode()))
     cases = [
         # (x shape, w shape, stride, padding, dilation, groups)
@@ -774,6 +774,10 @@ def test_igemm_large_bands_by_k_block(name, dtype):
         ((1, 12, 9, 40, 40), (35, 12, 3, 7, 7), (1, 2, 2), (2, 3, 3), (2, 1, 1), 1),
         ((1, 20, 60, 62), (33, 20, 17, 17), (2, 3), (8, 8), (1, 1), 1),
         ((1, 48, 6, 20, 22), (40, 48, 3, 3, 3), (2, 1, 2), (1, 1, 1), (1, 1, 1), 1),
+        # bands of 1-2 MiB (IG_BAND_BYTES_KBLOCK): R3D's stride-2 3x3x3 layer
+        # and a 256-channel 3x3 stride-2 one in tiles of 12 rows of 28
+        ((1, 64, 8, 56, 56), (36, 64, 3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), 1),
+        ((1, 256, 56, 56), (40, 256, 3, 3), (2, 2), (1, 1), (1, 1), 1),
     ]
     for xs, ws, s, pad, d, groups in cases:
         check_igemm_forward(rng, name, xs, ws, s, pad, d, groups, dtype, (1, 2, 3), same_bits=True)

@@ -36,6 +36,19 @@
  * output channels unchanged (0.99-1.01), so they keep 512. */
 #define IG_TILE_POS_DIRECT 2048
 #define IG_BAND_BYTES ((int64_t)1 << 20) /* band buffer cap, per thread */
+/* ... and in packed mode by K block (ig_plan_make), where only a block's
+ * channels are touched at a time: the cap bounds memory, not a cache, and
+ * at 1 MiB it had cut tiles into short ones that end in partial
+ * micro-panels (R3D's 3x3x3 stride-2 layer, 64 channels to 4x28x28: tiles
+ * of 6 rows, 168 positions = 3 x 48 + 24; at 2 MiB 12 rows, 336 = 7 x 48).
+ * Intel Xeon (model 167, AVX-512), 5 alternations of processes, 2 / 1
+ * MiB time, 1 / 2 threads: 1x64x8x56x56 -> 128 s2 0.89 / 0.90,
+ * 1x128x16x28x28 -> 256 s2 0.87 / 0.88, 1x256x56x56 -> 256 3x3 s2 0.92 /
+ * 1.00, 8x256x56x56 0.92 / 0.92, 1x512x28x28 s2 0.94 / 0.93, 2x384x35x35
+ * s2 0.84, 1-D 1024 -> 512 k3 s2 on 4000 0.86, 768 -> 768 on 3000 0.91;
+ * 1x320x40x40 -> 320 s2 1.03 (10-row tiles, 200 = 4 x 48 + 8), others
+ * 0.99-1.02. */
+#define IG_BAND_BYTES_KBLOCK ((int64_t)2 << 20)
 #define IG_KC_BYTES ((int64_t)24 << 10)  /* a packed B micro-panel (kc x NR), in L1 */
 /* With 64-byte vectors (AVX-512: NR 48 float32, 24 float64) a K block of
  * 512 rather than 128: each micro-kernel call loads and stores its 8 x 48
@@ -176,9 +189,10 @@ static inline int64_t ig_kc(int lanes, int64_t elsize, int64_t nr) {
     return ig_kc_of(lanes, elsize, nr, cc_cpu_long_kc());
 }
 
-/* The plan with tiles of force_r rows where force_r > 0 (ig_plan_make) */
+/* The plan with tiles of force_r rows where force_r > 0 (ig_plan_make),
+ * its band within band_cap bytes */
 static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
-                                   int lanes, int64_t force_r, ig_plan *p) {
+                                   int lanes, int64_t force_r, int64_t band_cap, ig_plan *p) {
     const int64_t Ho = g->out[1], Wo = g->out[2];
     const int64_t exth = (g->k[1] - 1) * g->dil[1], extw = (g->k[2] - 1) * g->dil[2];
     const int64_t sh = g->stride[1], sw = g->stride[2], kd = g->k[0];
@@ -244,7 +258,7 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
         const double rin = (double)(R - 1) * sh + (double)exth + 1;
         const double win = (double)(Wt - 1) * sw + (double)extw + 1;
         const double blk = ceil(rin / sh) * sh * ceil(win / sw) * sw;
-        if ((double)p->cig * kd * blk * elsize <= IG_BAND_BYTES) {
+        if ((double)p->cig * kd * blk * elsize <= (double)band_cap) {
             p->ok = 1;
             break;
         }
@@ -439,7 +453,13 @@ static inline int64_t ig_tile_cols_(int64_t Ho, int64_t Wo, int64_t R, int64_t q
  * (benches/results/heuristics-2026-12-06-intel-xeon-avx512.md). */
 static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
                                 int lanes, ig_plan *p) {
-    ig_plan_make_r_(g, nthreads, elsize, mr, nr, lanes, 0, p);
+    ig_plan_make_r_(g, nthreads, elsize, mr, nr, lanes, 0, IG_BAND_BYTES, p);
+    int64_t cap = IG_BAND_BYTES;
+    if (p->ok && !p->direct && p->kblocked) { /* by K block: the larger cap */
+        ig_plan q;
+        ig_plan_make_r_(g, nthreads, elsize, mr, nr, lanes, 0, IG_BAND_BYTES_KBLOCK, &q);
+        if (q.ok && !q.direct && q.kblocked) *p = q, cap = IG_BAND_BYTES_KBLOCK;
+    }
     if (!p->ok || p->direct || p->R <= 1 || p->Wt != g->out[2]) return;
     const int64_t Ho = g->out[1], Wo = g->out[2], R0 = p->R;
     const int64_t c0 = ig_tile_cols_(Ho, Wo, R0, lanes), n0 = ig_tile_cols_(Ho, Wo, R0, nr);
@@ -450,7 +470,7 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     }
     if (best == R0 || 100 * bc > 99 * c0) return;
     ig_plan q;
-    ig_plan_make_r_(g, nthreads, elsize, mr, nr, lanes, best, &q);
+    ig_plan_make_r_(g, nthreads, elsize, mr, nr, lanes, best, cap, &q);
     if (q.ok && !q.direct && q.R == best) *p = q;
 }
 
@@ -498,7 +518,7 @@ typedef struct ig_wplan {
 static inline void ig_wplan_make(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
                                  int mrw, int nrw, int lanes, ig_wplan *w) {
     /* tiles as for one thread: the same summation order for any count */
-    ig_plan_make_r_(g, 1, elsize, mr, nr, lanes, 0, &w->p);
+    ig_plan_make_r_(g, 1, elsize, mr, nr, lanes, 0, IG_BAND_BYTES, &w->p);
     w->nt = nthreads < 1 ? 1 : nthreads;
     if (!w->p.ok) return;
     w->mrw = mrw;
