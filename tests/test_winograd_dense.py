@@ -291,11 +291,7 @@ def test_wino_random_geometries_3d(name, dtype):
                 stride=st, pad_before=pb, pad_after=pa, dilation=dil, groups=groups)
             geom = (n, groups, cig * groups, cog * groups, sp, out, k, st, pb, dil)
             for nt in (1, 2, 3):
-                nb = _kernels.wino_workspace_bytes(geom, nt, x.itemsize)
-                assert nb > 0
-                y = np.full((n, cog * groups) + out, np.nan, dtype)
-                _kernels.conv_fwd_wino(geom, x.reshape(-1), w.reshape(-1), b, y.reshape(-1),
-                                       np.empty(nb, np.uint8), nt)
+                y = _run_geom(geom, x, w, b, (n, cog * groups) + out, nt)
                 err = np.abs(y - ref).max() / scale
                 assert err <= TOL[dtype], (name, geom, nt, err)
             done += 1
