@@ -166,6 +166,26 @@ static int check(const isa_t *isa, int f64, int64_t kc, int64_t ldc, int first, 
     return bad;
 }
 
+/* 1 when an MR x ldc tile c (float64 or float32) is off the reference:
+ * its largest error against ref in the first nrows rows and ncol columns
+ * (*worst; infinite where an element outside them changed) past the
+ * tolerance of a depth-kc product of that scale (*tol). */
+static int tile_bad(int f64, const void *c, const double *ref, int64_t n, int64_t ldc,
+                    int64_t ncol, int64_t nrows, int64_t kc, double scale, double *worst,
+                    double *tol)
+{
+    *worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double got = f64 ? ((const double *)c)[i] : (double)((const float *)c)[i];
+        double e = fabs(got - ref[i]);
+        if ((i % ldc >= ncol || i / ldc >= nrows) && got != ref[i])
+            e = INFINITY; /* past the columns or rows: untouched */
+        if (e > *worst) *worst = e;
+    }
+    *tol = (f64 ? 1e-14 : 2e-6) * (double)(kc + 1) * (scale + 1);
+    return !(*worst <= *tol);
+}
+
 /* ukrn / ukrin (the first nv vectors of columns) and ukri (all of them, b
  * read in place): against a naive product over those columns, b rows at
  * random offsets of a band (ukri, ukrin) or NR apart (ukrn); c's columns
@@ -238,18 +258,10 @@ static int check_n(const isa_t *isa, int f64, int64_t kc, int ind, int nv, int f
         else if (nv >= nvmax) isa->i32(kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
         else isa->in32(nv, kc, (float *)at, (float *)bt, boff, (float *)ct, ldc, first, bi);
     }
-    double worst = 0;
-    for (int64_t i = 0; i < mr * ldc; i++) {
-        const double got = GET(ct, i);
-        double e = fabs(got - ref[i]);
-        if ((i % ldc >= ncol || i / ldc >= nrows) && got != ref[i])
-            e = INFINITY; /* past the columns or rows: untouched */
-        if (e > worst) worst = e;
-    }
 #undef PUT
 #undef GET
-    const double tol = (f64 ? 1e-14 : 2e-6) * (double)(kc + 1) * (scale + 1);
-    const int bad = !(worst <= tol);
+    double worst, tol;
+    const int bad = tile_bad(f64, ct, ref, mr * ldc, ldc, ncol, nrows, kc, scale, &worst, &tol);
     if (bad)
         printf("FAIL %s %s %s rows=%d nv=%d kc=%lld ldc=%lld first=%d bias=%d err=%g tol=%g\n",
                ain ? "ukra" : half ? "ukrih" : pfk ? "ukrip" : ind ? (nv >= nvmax ? "ukri" : "ukrin") : "ukrn", isa->name, f64 ? "f64" : "f32", nrows, nv,
@@ -298,18 +310,10 @@ static int check_t(const isa_t *isa, int f64, int64_t kc, int nq, int nm, int fi
     const void *bi = with_bias ? biast : NULL;
     if (f64) isa->t64(nq, nm, kc, (const double *const *)ar, (double *)bt, (double *)ct, ldc, first, bi);
     else isa->t32(nq, nm, kc, (const float *const *)ar, (float *)bt, (float *)ct, ldc, first, bi);
-    double worst = 0;
-    for (int64_t i = 0; i < mr * ldc; i++) {
-        const double got = GET(ct, i);
-        double e = fabs(got - ref[i]);
-        if ((i % ldc >= nq || i / ldc >= nm) && got != ref[i])
-            e = INFINITY; /* past the columns or rows: untouched */
-        if (e > worst) worst = e;
-    }
 #undef PUT
 #undef GET
-    const double tol = (f64 ? 1e-14 : 2e-6) * (double)(kc + 1) * (scale + 1);
-    const int bad = !(worst <= tol);
+    double worst, tol;
+    const int bad = tile_bad(f64, ct, ref, mr * ldc, ldc, nq, nm, kc, scale, &worst, &tol);
     if (bad)
         printf("FAIL ukrt %s %s nq=%d nm=%d kc=%lld ldc=%lld first=%d bias=%d err=%g tol=%g\n",
                isa->name, f64 ? "f64" : "f32", nq, nm, (long long)kc, (long long)ldc, first,
