@@ -1062,12 +1062,14 @@ def _weight_adjoint_ref(w, groups):
 def test_flipped_weight_matches_numpy(dtype, restore_threads):
     """The C weight transform of the forward form (channels swapped per
     group, taps reversed), bit for bit, 1-3 threads, 1-3 spatial dims,
-    groups, 1x1 (the plain transpose) and big weights (threaded)."""
+    groups, 1x1 (the plain transpose), big weights (threaded), channel
+    counts that end in partial 16 x 16 tiles, 3x3 and 3x3x3 taps."""
     from cconv.backends._gemm_common import flipped_weight as _flipped_weight
     rng = np.random.default_rng(5)
     shapes = [((8, 3, 3, 3), 1), ((12, 4, 5), 3), ((6, 2, 3, 3, 3), 2), ((256, 128, 31), 1),
               ((64, 8, 1, 1), 4), ((9, 1, 3, 3), 9), ((512, 160, 3, 3), 1), ((5, 7, 2, 4), 1),
-              ((40, 30, 2, 3, 2), 5)]
+              ((40, 30, 2, 3, 2), 5), ((37, 21, 3, 3), 1), ((33, 18, 3, 3, 3), 1),
+              ((512, 512, 3, 3), 1), ((48, 40, 3, 3), 2)]
     for shape, g in shapes:
         w = rng.standard_normal(shape).astype(dtype)
         nk = len(shape) - 2

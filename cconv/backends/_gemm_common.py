@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _kernels, _nhwc
-from .._config import get_num_threads, workspace
+from .._config import get_num_threads, result_empty, workspace
 from .._params import ConvParams
 from ._plain import ops
 
@@ -122,14 +122,16 @@ def flip_waste_ok(p) -> bool:
 def flipped_weight(geom, w) -> tuple[np.ndarray, bool]:
     """The weight of the adjoint as a forward: per group, the channel axes
     swapped and the taps reversed, (c_in, c_out // groups, *k), by
-    src/transpose/transpose.c (NumPy's copy of the reversed view took 6.6 ms for a
-    512x512x3x3 weight, the C loop about 1); and whether it is all finite
+    src/gemm/weight_adjoint.c (NumPy's copy of the reversed view took 6.6 ms for a
+    512x512x3x3 weight, the C loop 1.4); and whether it is all finite
     (taps of one: not looked at, True)."""
     batch, groups, c_in, c_out, im, co, k, stride, pad, dil = geom
     cog, cig = c_out // groups, c_in // groups
     kk = k[0] * k[1] * k[2]
     w = np.ascontiguousarray(w)
-    w2 = np.empty((c_in, cog) + tuple(k), w.dtype)
+    # from the freed-result cache: a fresh 9 MiB array (512x512x3x3) faulted
+    # its pages in on every call, 0.8-1.9 ms beside the copy's 1.4
+    w2 = result_empty(np, (c_in, cog) + tuple(k), w.dtype)
     finite = _nhwc.weight_adjoint(groups, cog, cig, kk, w.dtype.itemsize,
                                   w.reshape(-1).view(np.uint8), w2.reshape(-1).view(np.uint8),
                                   get_num_threads())
