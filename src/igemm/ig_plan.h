@@ -404,7 +404,8 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
      * few B micro-panels (at most IG_AIN_MAX_USES over the call: small
      * images), the pack then a pass over the weight that its few uses do
      * not repay; float32 (cc_cpu_ig_weight_inplace).  The same products in
-     * the same order: the same bits. */
+     * the same order, but for a last micro-panel of at most IG_TAIL_MAX
+     * positions, summed along k by vectors (ukrt: ig_conv.inc). */
     const int64_t uses = g->batch * g->out[0] * p->nh * p->nw * cc_ceil_div(p->npos, nr);
     p->ain = !p->direct && elsize == 4 && uses <= IG_AIN_MAX_USES && cc_cpu_ig_weight_inplace();
     p->ap_elems = p->ain ? p->K : g->groups * p->mpan * mr * p->K;
