@@ -487,7 +487,8 @@ static inline void ig_plan_koff(const cc_geom *g, const ig_plan *p, int64_t *kof
             const int64_t rw = th * g->dil[1];
             for (int64_t tw = 0; tw < g->k[2]; ++tw) {
                 const int64_t cw = tw * g->dil[2];
-                koff[k++] = ((td * sh + rw % sh) * sw + cw % sw) * blk + (rw / sh) * p->Wph + cw / sw;
+                koff[k++] = ((td * sh + rw % sh) * sw + cw % sw) * blk + (rw / sh) * p->Wph +
+                            cw / sw;
             }
         }
     for (int64_t ci = 1; ci < p->cig; ++ci)
