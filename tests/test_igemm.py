@@ -786,9 +786,10 @@ def test_igemm_large_bands_by_k_block(name, dtype):
 @pytest.mark.parametrize("name", ISAS)
 def test_igemm_last_panel_of_few_positions(name):
     """Float32 packed mode with the weight read in place (small images:
-    IG_AIN_MAX_USES, on by default) runs a tile's last micro-panel of 1-4
-    positions by dot products along k (ukrt): 7x7 and 14x14 outputs (48 +
-    1 and 4 x 48 + 4 on 48-column panels, 2 x 24 + 1 and 8 x 24 + 4 on 24),
+    IG_AIN_MAX_USES, on by default) runs a tile's 1-4 positions past its
+    last whole vector by dot products along k (ukrt): 7x7 and 14x14 outputs
+    (48 + 1 and 4 x 48 + 4 on 48-column panels, 2 x 24 + 1 and 8 x 24 + 4 on
+    24), tiles of 17-36 positions (one micro-panel, 16 + 2, 32 + 4),
     1-D rows of 49-52, strides 1 and 2, output channels not a multiple of
     the panel's rows, K blocks not a multiple of the vector, a bias or
     none; against the reference, each thread count bit-identical to one
@@ -805,6 +806,13 @@ def test_igemm_last_panel_of_few_positions(name):
         ((1, 40, 99), (50, 40, 3), (2,), (1,)),
         ((1, 300, 50), (261, 300, 3), (1,), (0,)),
         ((1, 7, 7, 7, 7), (41, 7, 3, 3, 3), (1, 1, 1), (1, 1, 1)),
+        # columns past a micro-panel's last whole vector: 18 = 16 + 2,
+        # 20 = 16 + 4, 36 = 32 + 4 positions; 1-D rows of 17 and 33
+        ((1, 64, 3, 6), (70, 64, 3, 3), (1, 1), (1, 1)),
+        ((1, 50, 4, 5), (100, 50, 3, 3), (1, 1), (1, 1)),
+        ((1, 33, 6, 6), (45, 33, 3, 3), (1, 1), (1, 1)),
+        ((1, 30, 19), (40, 30, 3), (1,), (0,)),
+        ((1, 30, 35), (61, 30, 3), (1,), (0,)),
     ]
     with forced_isa(name):
         for xs, ws, s, pad in cases:

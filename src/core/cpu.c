@@ -38,7 +38,6 @@ int cc_cpu_family(void)
 
 /* The defaults of the choices below (cpu.h says why). */
 static int not_intel(void) { return strcmp(cc_cpu_vendor(), "intel") != 0; }
-static int intel(void) { return !not_intel(); }
 static int amd_zen4(void) { return strcmp(cc_cpu_vendor(), "amd") == 0 && cc_cpu_family() == 25; }
 
 /* The choice in *slot (-1 until decided; every thread that races here
@@ -62,13 +61,13 @@ static int prefetch_rows = -1, uk_gemm = -1, uk_gemm_f64 = -1, dw_256 = -1, wino
 
 int cc_cpu_prefetch_rows(void) { return once_choice(&prefetch_rows, "CCONV_PREFETCH_ROWS", not_intel); }
 int cc_cpu_uk_gemm(void) { return once_choice(&uk_gemm, "CCONV_UK_GEMM", every_cpu); }
-int cc_cpu_uk_gemm_f64(void) { return once_choice(&uk_gemm_f64, "CCONV_UK_GEMM_F64", intel); }
+int cc_cpu_uk_gemm_f64(void) { return once_choice(&uk_gemm_f64, "CCONV_UK_GEMM_F64", every_cpu); }
 int cc_cpu_dw_256(void) { return once_choice(&dw_256, "CCONV_DW_256", amd_zen4); }
 int cc_cpu_wino_small(void) { return once_choice(&wino_small, "CCONV_WINO_SMALL", every_cpu); }
 int cc_cpu_long_kc(void) { return once_choice(&long_kc, "CCONV_LONG_KC", every_cpu); }
 int cc_cpu_uk_long_kc(void) { return once_choice(&uk_long_kc, "CCONV_UK_LONG_KC", not_intel); }
-int cc_cpu_uk_spread_pf(void) { return once_choice(&uk_spread_pf, "CCONV_UK_SPREAD_PF", intel); }
-int cc_cpu_ig_stem_direct(void) { return once_choice(&ig_stem_direct, "CCONV_IG_STEM_DIRECT", intel); }
+int cc_cpu_uk_spread_pf(void) { return once_choice(&uk_spread_pf, "CCONV_UK_SPREAD_PF", every_cpu); }
+int cc_cpu_ig_stem_direct(void) { return once_choice(&ig_stem_direct, "CCONV_IG_STEM_DIRECT", every_cpu); }
 int cc_cpu_ig_weight_inplace(void) {
     return once_choice(&ig_weight_inplace, "CCONV_IG_WEIGHT_INPLACE", every_cpu);
 }

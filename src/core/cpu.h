@@ -138,22 +138,31 @@ int cc_cpu_uk_long_kc(void);
  * prefetch the next B micro-panel's rows inside the micro-kernel calls,
  * one row every few products (igemm.h: ukrip), else 0: then between the
  * calls, a call's share at once.  CCONV_UK_SPREAD_PF=0 or 1 decides;
- * otherwise on Intel CPUs: on an Intel Xeon (AVX-512, 2026-12-06) the
+ * otherwise on every CPU: on an Intel Xeon (AVX-512, 2026-12-06) the
  * prefetches issued at once stalled on full fill buffers (7% of a
  * one-thread profile of ResNet-50's 256 -> 64 1x1 layer), and spread they
  * took 0.79-0.95 of the time on 1x1 layers of 16-96 output channels at one
- * and two threads, their grad_input 0.42-0.91 (uk_gemm.inc).  Not measured
- * on AMD CPUs, which keep the prefetches between calls that were measured
- * there. */
+ * and two threads, their grad_input 0.42-0.91 (uk_gemm.inc).  AMD EPYC Zen
+ * 4 (2026-12-07), spread / between, 9-11 alternations call by call, 1 / 2
+ * threads: 4x64x56x56 -> 16 0.87 / 0.87, 1x256x56x56 -> 64 0.96 / 0.96,
+ * 2x512x28x28 -> 96 0.97 / 0.97, 8x64x56x56 -> 256 1.00 / 1.00, but
+ * 8x256x56x56 -> 64 1.01 / 1.03; grad_input at 1 thread 0.98-1.03 (16
+ * channels 1.02, 8x64x56x56 -> 256 1.03). */
 int cc_cpu_uk_spread_pf(void);
 
 /* 1 when the implicit GEMM's 16-lane float32 kernels (AVX-512) run strided
  * stems (at most 4 input channels, output rows of 48 columns and more) in
  * direct mode, reading B from the band, rather than packing it
  * (igemm/ig_plan.h has the figures), else 0.  CCONV_IG_STEM_DIRECT=0 or 1
- * decides; otherwise on Intel CPUs: measured there 0.88-0.99 of the time
- * on ResNet-50's, a video and ConvNeXt's stems, where on AMD EPYC Zen 4 the
- * packed mode had measured as fast or faster (process against process). */
+ * decides; otherwise on every CPU: measured on an Intel Xeon 0.88-0.99 of
+ * the time on ResNet-50's, a video and ConvNeXt's stems; on AMD EPYC Zen 4
+ * (2026-12-07, 15 alternations call by call, direct / packed, 1 / 2
+ * threads) ResNet-50's stem 0.98 / 0.99 at batch 1 and 0.95 / 0.96 at 8,
+ * ConvNeXt's 4x4 patches to 96 0.94 / 0.91 and to 128 0.94 at 2, a 5x5
+ * stride-2 stem 0.90 at 2, MobileNet's 3x3 stride-2 stem 1.00 / 1.00, the
+ * 3x7x7 video stem 1.00 / 1.00, a 7x7 stride-2 stem on 128x128 (64 output
+ * columns) 1.01 / 1.03 (process against process, which had found the
+ * packed mode as fast, the scatter is +-5%). */
 int cc_cpu_ig_stem_direct(void);
 
 /* 1 when the implicit GEMM's packed mode may read a float32 weight's rows
@@ -162,7 +171,11 @@ int cc_cpu_ig_stem_direct(void);
  * the figures), else 0.  CCONV_IG_WEIGHT_INPLACE=0 or 1 decides;
  * otherwise on every CPU: it spares a pass over the weight (read and
  * written) that few uses do not repay, whatever the vendor (measured on an
- * Intel Xeon with AVX-512; AMD CPUs unmeasured). */
+ * Intel Xeon with AVX-512; on AMD EPYC Zen 4, 2026-12-07, in place /
+ * packed, 9 alternations call by call, 1 / 2 threads: 1x512x7x7 -> 512 3x3
+ * 0.71 / 0.79, 1x256x14x14 -> 256 0.91 / 0.93, 1x1 layers 1x1024x14x14 ->
+ * 256 0.92 / 0.91, 1x512x7x7 -> 2048 0.82 / 0.82, 1x1024x14x14 -> 2048
+ * stride 2 0.79 / 0.82, 1x1024x2x2 -> 1024 0.42; larger images 0.99-1.00). */
 int cc_cpu_ig_weight_inplace(void);
 
 /* 1 when the float64 GEMMs of the GEMM convolutions that pack B (more than
@@ -170,10 +183,12 @@ int cc_cpu_ig_weight_inplace(void);
  * micro-kernels (AVX-512: gemm/uk_gemm.c) rather than OpenBLAS's, else 0;
  * the products of fewer rows, which would read B in place, stay on
  * OpenBLAS (1x1 layers: 1.01-1.11 of its time on an Intel Xeon, 1.10-1.17
- * on AMD Zen 4).  CCONV_UK_GEMM_F64=0 or 1 decides; otherwise on Intel
- * CPUs: on an Intel Xeon (AVX-512, 2026-12-06), 1 / 2 threads, DCGAN's
+ * on AMD Zen 4).  CCONV_UK_GEMM_F64=0 or 1 decides; otherwise on every
+ * CPU: on an Intel Xeon (AVX-512, 2026-12-06), 1 / 2 threads, DCGAN's
  * transposed layer 0.78 / 0.77 of OpenBLAS's time, UNet's 0.98 / 0.97,
- * ViT's patches 0.98 / 1.02 (uk_gemm.c).  Not measured on AMD CPUs. */
+ * ViT's patches 0.98 / 1.02 (uk_gemm.c); on AMD EPYC Zen 4 (2026-12-07, 9
+ * alternations call by call) DCGAN's 0.88 / 0.84, UNet's 0.87 / 0.90, ViT's
+ * 1.03 / 1.00, 3x3 on 8x256x14x14 and a 1-D k2 stride-2 layer 0.99-1.00. */
 int cc_cpu_uk_gemm_f64(void);
 
 #pragma GCC visibility pop

@@ -47,7 +47,11 @@
  * 1.00, 8x256x56x56 0.92 / 0.92, 1x512x28x28 s2 0.94 / 0.93, 2x384x35x35
  * s2 0.84, 1-D 1024 -> 512 k3 s2 on 4000 0.86, 768 -> 768 on 3000 0.91;
  * 1x320x40x40 -> 320 s2 1.03 (10-row tiles, 200 = 4 x 48 + 8), others
- * 0.99-1.02. */
+ * 0.99-1.02.  AMD EPYC Zen 4 (1 MiB L2), 1 thread, 9 alternations call by
+ * call, 1 / 2 MiB time: the R3D layer 1.05, 1x128x16x28x28 1.10, 256 and
+ * 512 channels on 56x56 and 28x28 1.03-1.04, 2x384x35x35 1.19, the 1-D
+ * layers 1.09-1.10; 1x320x40x40 0.96, 4x128x56x56 0.99.  4 MiB / 2 MiB
+ * there 0.95-1.01 (kept at 2: memory). */
 #define IG_BAND_BYTES_KBLOCK ((int64_t)2 << 20)
 #define IG_KC_BYTES ((int64_t)24 << 10)  /* a packed B micro-panel (kc x NR), in L1 */
 /* With 64-byte vectors (AVX-512: NR 48 float32, 24 float64) a K block of
@@ -152,7 +156,8 @@ typedef struct ig_plan {
 #define IG_DIRECT_STRIDED_MAX_CIG 4
 /* ... and on 64-byte vectors for float32 stems (strided, at most 4 input
  * channels) whose output rows have at least IG_DIRECT_STEM_MIN_WO columns,
- * where core/cpu.h's cc_cpu_ig_stem_direct says (Intel CPUs).
+ * where core/cpu.h's cc_cpu_ig_stem_direct says (every CPU; its figures
+ * on AMD Zen 4 there).
  * Intel Xeon (model 167, AVX-512), direct / packed time, the two
  * alternating call by call in one process (process against process the
  * scatter here is +-5%, which had hidden it), 1 / 2 threads: ResNet-50's
