@@ -150,7 +150,8 @@ def test_float64_dense_3x3_target(tg):
 
 
 @pytest.mark.parametrize("name", ["compare-2026-12-06-intel-xeon-avx512.md", "compare-2026-12-03-amd-epyc-avx2.md",
-                                  "compare-2026-12-07-amd-epyc-zen4-avx512.md"])
+                                  "compare-2026-12-07-amd-epyc-zen4-avx512.md",
+                                  "compare-2026-12-07-amd-epyc-zen4-avx2.md"])
 def test_reads_the_recorded_results(tg, name):
     """Results files hold compare.py's outputs (with and without the ONNX
     Runtime column): every case of them is read."""
