@@ -365,6 +365,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_uk_spread_pf()
     int cc_cpu_ig_stem_direct()
     int cc_cpu_ig_weight_inplace()
+    int cc_cpu_patch_pack()
     int cc_cpu_dw_flat()
     int cc_cpu_dw_direct()
     int cc_cpu_dw_a2p()
@@ -463,6 +464,14 @@ def ig_weight_inplace():
     panels would each run a few times (small images; src/core/cpu.h:
     CCONV_IG_WEIGHT_INPLACE, else every CPU)."""
     return bool(cc_cpu_ig_weight_inplace())
+
+
+def patch_pack():
+    """Whether the GEMM convolutions pack the own GEMM's B micro-panels of
+    non-overlapping patches (ViT's, ConvNeXt's, k = stride) straight from
+    the input rather than through an im2col matrix (src/core/cpu.h:
+    CCONV_PATCH_PACK, else every CPU); the same bits either way."""
+    return bool(cc_cpu_patch_pack())
 
 
 def prefetch_rows():

@@ -579,7 +579,7 @@ print(_kernels.ig_weight_inplace(), h.hexdigest(), worst)
 def test_choice_queries_take_no_arguments():
     """The read-only queries of the CPU choices take no arguments: one is a
     TypeError that names the call, not a crash or a silent answer."""
-    for query in (_kernels.ig_weight_inplace, _kernels.ig_stem_direct):
+    for query in (_kernels.ig_weight_inplace, _kernels.ig_stem_direct, _kernels.patch_pack):
         assert isinstance(query(), bool)
         with pytest.raises(TypeError, match=query.__name__):
             query(1)
@@ -975,3 +975,52 @@ def test_adj_planes_bad_arguments():
     with pytest.raises(TypeError, match="geom"):
         _depthwise.adj_planes("x")
     assert _kernels.dw_a2p() in (True, False)
+
+
+PATCH_PACK_PROBE = """
+import hashlib, numpy as np, cconv
+from cconv import _kernels
+from isa_switch import forced_isa
+from reference import ref_conv, rel_err, tolerance
+rng = np.random.default_rng(13)
+h = hashlib.sha256()
+worst = 0.0
+# non-overlapping patches whose products the own GEMM packs (more than 96
+# output channels): 16x16, 5x5 (a K block edge inside a line's taps), 1-D
+# 8 taps, 2 groups of 12 taps, a 3-D layer of one depth tap; bias on some
+for xs, co, k, g in (((3, 3, 224, 224), 130, (16, 16), 1),
+                     ((4, 24, 120, 124), 100, (5, 5), 1),
+                     ((6, 64, 415), 130, (8,), 1),
+                     ((4, 16, 30, 130), 260, (1, 12), 2),
+                     ((3, 4, 2, 40, 120), 150, (1, 2, 6), 1)):
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal((co, xs[1] // g) + k).astype(np.float32)
+    b = rng.standard_normal(co).astype(np.float32) if co % 2 == 0 else None
+    r = ref_conv(x.astype(np.float64), w.astype(np.float64),
+                 None if b is None else b.astype(np.float64), k, 0, groups=g)
+    for name in _kernels.available_isas():
+        with forced_isa(name):
+            for t in (1, 2):
+                cconv.set_num_threads(t)
+                y = cconv.convolution(x, w, b, k, 0, 1, False, 0, g, backend="gemm")
+                red = xs[1] // g * int(np.prod(k))
+                worst = max(worst, rel_err(y, r) / tolerance(np.float32, red))
+                h.update(y.tobytes())
+print(_kernels.patch_pack(), h.hexdigest(), worst)
+"""
+
+
+def test_patch_pack_environment_decides_and_keeps_the_bits():
+    """CCONV_PATCH_PACK=0 or 1 decides whether the GEMM convolutions pack
+    the own GEMM's B micro-panels of non-overlapping patches straight from
+    the input; other values, and none, leave the default (on, every CPU).
+    The products and their order are the same either way: the same bits,
+    on every instruction set (where the own GEMM declines, both run
+    im2col), and the float64 reference's values."""
+    on1, d1, w1 = run_script(PATCH_PACK_PROBE, "CCONV_PATCH_PACK", CCONV_PATCH_PACK="1")
+    on0, d0, w0 = run_script(PATCH_PACK_PROBE, "CCONV_PATCH_PACK", CCONV_PATCH_PACK="0")
+    ond, dd, _ = run_script(PATCH_PACK_PROBE, "CCONV_PATCH_PACK")
+    onx, dx, _ = run_script(PATCH_PACK_PROBE, "CCONV_PATCH_PACK", CCONV_PATCH_PACK="on")
+    assert (on1, on0, ond, onx) == ("True", "False", "True", "True")
+    assert d1 == d0 == dd == dx
+    assert float(w1) <= 1.0 and float(w0) <= 1.0, (w1, w0)

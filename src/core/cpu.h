@@ -178,6 +178,20 @@ int cc_cpu_ig_stem_direct(void);
  * stride 2 0.79 / 0.82, 1x1024x2x2 -> 1024 0.42; larger images 0.99-1.00). */
 int cc_cpu_ig_weight_inplace(void);
 
+/* 1 when the GEMM convolutions' products of non-overlapping patches that
+ * run on the own GEMM (gemm/uk_gemm.c) and pack B there pack its
+ * micro-panels straight from the input (gemm/patch_pack.h: the taps of a
+ * line moved by the transpose kernel) rather than from an im2col matrix,
+ * else 0; the same products in the same order, so the same bits.
+ * CCONV_PATCH_PACK=0 or 1 decides; otherwise on every CPU: on AMD EPYC
+ * Zen 4 (2026-12-07, 11 alternations call by call, packed / im2col, 1 / 2
+ * threads) ViT-B/16's 16x16 patches (8 images) 0.97 / 0.97, the same to
+ * 128 channels 0.93 / 0.93, 5x5 patches of 24 channels to 128 0.87 /
+ * 0.82, 8x8 of 32 channels 0.90 / 0.87, 4x4 of 16 channels 0.95 / 0.93, a
+ * 1-D k8 stride-8 layer 0.95 / 0.95; the Intel kinds unmeasured (the same
+ * kernels and blocks). */
+int cc_cpu_patch_pack(void);
+
 /* 1 when the float64 GEMMs of the GEMM convolutions that pack B (more than
  * 12 A panels of 8 rows) run on the implicit GEMM's 8-lane float64
  * micro-kernels (AVX-512: gemm/uk_gemm.c) rather than OpenBLAS's, else 0;

@@ -13,6 +13,8 @@
 #include "winograd/wino_conv.h"
 #include "winograd/wino1d.h"
 #include "gemm_plan.h"
+#include "gemm/patch_pack.h"
+#include "gemm/uk_gemm.h"
 #include "shift_conv.h"
 #include "shift_plan.h"
 

@@ -30,6 +30,25 @@ int cc_uk_gemm_seg_f64(int64_t M, int64_t N, int64_t K, const double *A, int64_t
                        const double *B, int64_t ldb, double *C, int64_t ldc, int64_t seg,
                        int64_t sst, const double *bias);
 
+/* B's micro-panels made where the GEMM packs them, from a K x N matrix that
+ * is never formed (the im2col of non-overlapping patches:
+ * gemm/patch_pack.h): pack(s, k0, kc, c0, nq, dst, ld) writes rows [k0, k0
+ * + kc) and columns [c0, c0 + nq) of B as dst[(k - k0) * ld + (j - c0)];
+ * the columns of dst from nq to ld are the GEMM's to fill. */
+typedef struct cc_bsrc cc_bsrc;
+struct cc_bsrc {
+    void (*pack)(const cc_bsrc *s, int64_t k0, int64_t kc, int64_t c0, int64_t nq, void *dst,
+                 int64_t ld);
+};
+
+/* cc_uk_gemm_seg_<f32|f64> with B given by its packer bs. */
+int cc_uk_gemm_src_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                       const cc_bsrc *bs, float *C, int64_t ldc, int64_t seg, int64_t sst,
+                       const float *bias);
+int cc_uk_gemm_src_f64(int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
+                       const cc_bsrc *bs, double *C, int64_t ldc, int64_t seg, int64_t sst,
+                       const double *bias);
+
 /* The same (B not transposed, beta 0) with C's elements where a map puts
  * them: element (i, j) of the product at C + roff[i] + coff[j] (M and N
  * offsets), plus bias[i] (M values; NULL: none).  For maps that put every
