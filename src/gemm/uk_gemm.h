@@ -41,7 +41,10 @@ struct cc_bsrc {
                  int64_t ld);
 };
 
-/* cc_uk_gemm_seg_<f32|f64> with B given by its packer bs. */
+/* cc_uk_gemm_seg_<f32|f64> with B given by its packer bs.  Returns 0
+ * as well where the product would read B in place (an A of at most 12
+ * panels of the kernel set's rows, one block): its caller then forms B
+ * and calls cc_uk_gemm_seg_<f32|f64>. */
 int cc_uk_gemm_src_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                        const cc_bsrc *bs, float *C, int64_t ldc, int64_t seg, int64_t sst,
                        const float *bias);
