@@ -185,16 +185,25 @@ def test_igemm_tiles_of_fewer_panels(name, dtype):
 
 @pytest.mark.parametrize("name", ISAS)
 def test_igemm_long_rows_in_pieces(name):
-    """Output rows of >= 512 positions run as pieces of whole micro-panels
-    (ig_plan.h; the last piece shorter), more of them for more threads:
-    packed and direct mode, 1-D and 2-D, strides 1-2, against the reference
-    and bit-identical for 1-4 threads."""
+    """Output rows of >= 512 positions run as pieces (ig_plan.h): of whole
+    micro-panels, the last piece shorter, or, where one row in packed mode
+    is the whole problem, the row's vectors spread over a multiple of the
+    split threads' count of pieces (ig_tile_w: 799, 863, 1001 and 3000
+    outputs of 1-D layers and a 2-D image of one 1300-output row, pieces of
+    unequal vector counts and a last partial vector);
+    packed and direct mode, 1-D and 2-D, strides 1-2, against the
+    reference and bit-identical for 1-4 threads."""
     rng = np.random.default_rng(zlib.crc32(f"long rows {name}".encode()))
     with forced_isa(name):
         for xs, co, k, s, pad in (((1, 6, 1599), 40, (3,), (2,), (0,)), ((2, 3, 1100), 8, (5,), (1,), (2,)),
                                   ((1, 4, 2, 700), 36, (1, 3), (1, 1), (0, 1)),
                                   ((1, 2, 3, 1030), 5, (3, 3), (1, 2), (1, 1)),
-                                  ((1, 5, 520), 50, (3,), (1,), (1,))):
+                                  ((1, 5, 520), 50, (3,), (1,), (1,)),
+                                  ((1, 64, 1599), 100, (3,), (2,), (0,)),
+                                  ((1, 48, 1727), 70, (3,), (2,), (0,)),
+                                  ((1, 40, 1001), 130, (3,), (1,), (1,)),
+                                  ((1, 24, 3000), 260, (5,), (1,), (2,)),
+                                  ((1, 16, 1, 2600), 100, (1, 3), (1, 2), (0, 1))):
             x = rng.standard_normal(xs).astype(np.float32)
             wt = rng.standard_normal((co, xs[1]) + k).astype(np.float32)
             b = rng.standard_normal(co).astype(np.float32)

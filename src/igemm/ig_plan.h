@@ -115,7 +115,26 @@ typedef struct ig_plan {
     int64_t ncol;               /* direct: columns per micro-kernel call (NR, 2 NR when half) */
     int64_t ov;                 /* columns shared by consecutive band rows (zeros) */
     int kblocked;               /* packed mode: the band built per K block (its channels) */
+    int64_t wvec;               /* > 0: a row's nw pieces spread its wvec vectors (ig_tile_w) */
+    int lanes;                  /* the kernel set's vector lanes */
 } ig_plan;
+
+/* Tile tw of a row of Wo outputs: its first column and its width.  Pieces
+ * of Wt columns (the last the rest), or with wvec the row's wvec vectors
+ * spread over the nw pieces (piece tw holds vectors [tw wvec / nw, (tw + 1)
+ * wvec / nw), the last ending at Wo). */
+static inline void ig_tile_w(const ig_plan *p, int64_t Wo, int64_t tw, int64_t *ow0,
+                             int64_t *wt) {
+    if (p->wvec > 0) {
+        const int64_t a = tw * p->wvec / p->nw * p->lanes;
+        const int64_t b = (tw + 1) * p->wvec / p->nw * p->lanes;
+        *ow0 = a;
+        *wt = (b < Wo ? b : Wo) - a;
+        return;
+    }
+    *ow0 = tw * p->Wt;
+    *wt = p->Wt < Wo - *ow0 ? p->Wt : Wo - *ow0;
+}
 
 /* Few output channels per group: packing B would cost about as
  * much as the product itself (each packed element is used by cog/MR micro-
@@ -357,6 +376,31 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
      * r3d_conv3d_s2 0.953; 2 threads 0.99; stems with bands of 40-120 KiB
      * lost (shorter K blocks of their 49-147 taps: 1.03-1.06), and keep
      * the whole band. */
+    /* One row in packed mode cut into pieces: as many pieces as a multiple
+     * of the split threads, the row's vectors spread evenly over them
+     * (whole micro-panels first, the rest a partial one), rather than
+     * pieces of whole micro-panels and a short last one.  wav2vec's 799
+     * outputs were pieces of 192 + 192 + 192 + 192 + 31 columns: 4 and 5
+     * micro-panels' worth on the two threads of a 2-CPU machine, and 863
+     * outputs 8 against 10 (2 threads, 1.12 of torch's time where 768
+     * outputs, 4 x 192, took 0.91).  AMD EPYC Zen 4, AVX-512, 11
+     * alternations call by call, spread / whole-panel pieces, 2 threads:
+     * 512 -> 512 k3 s2 on 1599 and 1727 samples 0.975 and 0.905, 256 ->
+     * 256 k5 on 3000 0.960, 512 -> 1024 k3 on 1000 0.977, 128 -> 256 on
+     * 5001 0.991, 768 outputs 0.997; 1 thread 0.996-1.003.  The pieces are
+     * no wider than Wt, the band sized for it; the split depends on the
+     * CPUs, not on the call's threads. */
+    p->wvec = 0;
+    p->lanes = lanes;
+    if (!p->direct && R == 1 && p->nw > 1 && outer * p->nh == 1) {
+        const int64_t nsplit = cc_ceil_div(want, 2);
+        const int64_t n = cc_ceil_div(p->nw, nsplit) * nsplit;
+        const int64_t vec = cc_ceil_div(Wo, lanes);
+        if (n <= vec && cc_ceil_div(vec, n) * lanes <= Wt) {
+            p->wvec = vec;
+            p->nw = n;
+        }
+    }
     p->kblocked = !p->direct && p->band_elems * elsize > IG_BAND_WHOLE_BYTES;
     if (p->kblocked) {
         if (p->kk <= p->kc)
