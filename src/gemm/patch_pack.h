@@ -27,7 +27,8 @@ typedef struct cc_patch_src {
  * CC_PATCH_PACK_MIN_TAPS taps along the innermost dimension, where the
  * transpose kernel moves a line's taps at once (narrower patches stay on
  * im2col, whose 2-tap loop the compiler vectorises), where
- * cc_cpu_patch_pack says (core/cpu.h: CCONV_PATCH_PACK). */
+ * cc_cpu_patch_pack says (core/cpu.h: CCONV_PATCH_PACK).  The GEMM
+ * declines the packer where it would read B in place (uk_gemm.h). */
 int cc_patch_pack_applies(const cc_geom *g, int64_t elsize);
 
 /* s for the images of x (img elements apart; x at the group's first
