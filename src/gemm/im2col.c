@@ -4,6 +4,7 @@
 
 #include "cconv.h"
 #include "gemm_plan.h"
+#include "igemm/igemm.h"
 #include "transpose/tr_internal.h"
 
 #define CC_TEMPLATE "gemm/im2col.inc"

@@ -1,9 +1,10 @@
 /*
  * The implicit GEMM's kernel table of one instruction set and element type,
  * cc_ig_kern_<f32|f64>_<isa>: the micro-kernels, the band and output row
- * copies, the weight-gradient kernel, and the dense Winograd's row split
+ * copies, the weight-gradient kernel, the dense Winograd's row split
  * and transforms (winograd/wino_tr*.inc), which run between its GEMMs on
- * the same micro-kernels.  meson compiles this file once per instruction
+ * the same micro-kernels, and the small-plane col2im's row adds
+ * (ig_c2i*.inc).  meson compiles this file once per instruction
  * set and element type of the build, with that set's flags
  * (src/meson.build: kernel_families).
  */
@@ -27,6 +28,7 @@
 #include "ig_ukr_scalar.inc"
 #include "ig_ukrs_scalar.inc"
 #include "winograd/wino_tr_scalar.inc"
+#include "ig_c2i_scalar.inc"
 #else
 #if defined(CC_ISA_IS_AVX2)
 #define IG_MR IG_MR_AVX2
@@ -53,6 +55,7 @@
 #include "ig_ukr.inc"
 #include "ig_ukrs.inc"
 #include "winograd/wino_tr.inc"
+#include "ig_c2i.inc"
 #endif
 
 const IG_KERN_T CC_ISA_NAME(cc_ig_kern) = {
@@ -63,4 +66,4 @@ const IG_KERN_T CC_ISA_NAME(cc_ig_kern) = {
     IG_ISA_FN(packa), IG_ISA_FN(wtinr), IG_ISA_FN(w1tin), IG_ISA_FN(w1tout),
     IG_ISA_FN(wtinr2), IG_ISA_FN(wtout2), IG_ISA_FN(ukrih), IG_ISA_FN(rows2), IG_ISA_FN(rows4),
     IG_ISA_FN(ukriy), IG_ISA_FN(ukrip), IG_ISA_FN(ukra), IG_ISA_FN(wtfilt),
-    IG_ISA_FN(ukrt)};
+    IG_ISA_FN(ukrt), IG_ISA_FN(c2ip), IG_ISA_FN(radd)};

@@ -216,6 +216,20 @@ typedef void (*ig_rows4_f32)(int64_t nrows, int64_t n, const float *src, int64_t
 typedef void (*ig_rows4_f64)(int64_t nrows, int64_t n, const double *src, int64_t sp,
                              double *d0, double *d1, double *d2, double *d3, int64_t dp);
 
+/* The small-plane col2im's rows (gemm/im2col.inc, ig_c2i.inc): c2ip adds
+ * two taps' rows into the interleaved places of a stride-2 row,
+ * d[r dp + 2 j] += a[r sp + j] and d[r dp + 2 j + 1] += b[r sp + j]; radd
+ * adds rows, d[r dp + j] += s[r sp + j]; j < n, r < nrows.  Each reads and
+ * writes those elements only. */
+typedef void (*ig_c2ip_f32)(int64_t nrows, int64_t n, const float *a, const float *b,
+                            int64_t sp, float *d, int64_t dp);
+typedef void (*ig_c2ip_f64)(int64_t nrows, int64_t n, const double *a, const double *b,
+                            int64_t sp, double *d, int64_t dp);
+typedef void (*ig_radd_f32)(int64_t nrows, int64_t n, const float *s, int64_t sp, float *d,
+                            int64_t dp);
+typedef void (*ig_radd_f64)(int64_t nrows, int64_t n, const double *s, int64_t sp, double *d,
+                            int64_t dp);
+
 /* The shifted weight-gradient kernel: up to IG_SNV_MAX vectors of input
  * channels a call, and an accumulator budget per instruction set
  * (IG_SACC_<isa> vectors: CO output channels x NV vectors, CO at most
@@ -272,6 +286,8 @@ typedef struct ig_kern_f32 {
     ig_ukra_f32 ukra;
     ig_wtfilt_f32 wtfilt;
     ig_ukrt_f32 ukrt;
+    ig_c2ip_f32 c2ip;
+    ig_radd_f32 radd;
 } ig_kern_f32;
 
 typedef struct ig_kern_f64 {
@@ -304,6 +320,8 @@ typedef struct ig_kern_f64 {
     ig_ukra_f64 ukra;
     ig_wtfilt_f64 wtfilt;
     ig_ukrt_f64 ukrt;
+    ig_c2ip_f64 c2ip;
+    ig_radd_f64 radd;
 } ig_kern_f64;
 
 /* The kernels of one instruction set, cc_ig_kern_<f32|f64>_<isa>, made by
