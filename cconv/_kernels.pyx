@@ -366,6 +366,7 @@ cdef extern from "core/cpu.h" nogil:
     int cc_cpu_ig_stem_direct()
     int cc_cpu_ig_weight_inplace()
     int cc_cpu_patch_pack()
+    int cc_cpu_ig_kw_band()
     int cc_cpu_dw_flat()
     int cc_cpu_dw_direct()
     int cc_cpu_dw_a2p()
@@ -472,6 +473,14 @@ def patch_pack():
     the input rather than through an im2col matrix (src/core/cpu.h:
     CCONV_PATCH_PACK, else every CPU); the same bits either way."""
     return bool(cc_cpu_patch_pack())
+
+
+def ig_kw_band():
+    """Whether the implicit GEMM's direct mode may run a float32 stem's
+    tiles over a band of one block per column tap, dropping no computed
+    column, where the phase band would drop more than 6% (src/core/cpu.h:
+    CCONV_IG_KW_BAND, else every CPU); the same bits either way."""
+    return bool(cc_cpu_ig_kw_band())
 
 
 def prefetch_rows():

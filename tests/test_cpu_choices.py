@@ -579,7 +579,8 @@ print(_kernels.ig_weight_inplace(), h.hexdigest(), worst)
 def test_choice_queries_take_no_arguments():
     """The read-only queries of the CPU choices take no arguments: one is a
     TypeError that names the call, not a crash or a silent answer."""
-    for query in (_kernels.ig_weight_inplace, _kernels.ig_stem_direct, _kernels.patch_pack):
+    for query in (_kernels.ig_weight_inplace, _kernels.ig_stem_direct, _kernels.patch_pack,
+                  _kernels.ig_kw_band):
         assert isinstance(query(), bool)
         with pytest.raises(TypeError, match=query.__name__):
             query(1)
@@ -1024,3 +1025,62 @@ def test_patch_pack_environment_decides_and_keeps_the_bits():
     assert (on1, on0, ond, onx) == ("True", "False", "True", "True")
     assert d1 == d0 == dd == dx
     assert float(w1) <= 1.0 and float(w0) <= 1.0, (w1, w0)
+
+
+KW_BAND_PROBE = """
+import hashlib, numpy as np, cconv
+from cconv import _kernels
+from cconv._params import make_params
+from isa_switch import forced_isa
+from reference import ref_conv, rel_err, tolerance
+from test_igemm import KWB_CASES, run_igemm
+rng = np.random.default_rng(17)
+h = hashlib.sha256()
+worst = 0.0
+ws = []
+# the stems of test_igemm.KWB_CASES (the tap-column band where on), then
+# ResNet-50's and MobileNet's stems, whose few dropped columns keep the
+# phase band: their workspace, and so their plan, the same either way
+others = [((1, 3, 224, 224), (64, 3, 7, 7), 2, 3, 1), ((1, 3, 64, 224), (32, 3, 3, 3), 2, 1, 1)]
+for xs, wsh, s, pad, d in KWB_CASES + others:
+    nsp = len(xs) - 2
+    tup = lambda v: (v,) * nsp if isinstance(v, int) else v
+    s, pad, d = tup(s), tup(pad), tup(d)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(wsh).astype(np.float32)
+    b = rng.standard_normal(wsh[0]).astype(np.float32)
+    g = make_params(xs, wsh, None, s, pad, d, False, 0, 1, "t").geom()
+    ws.append(str(_kernels.igemm_workspace_bytes(g, 1, 4)))
+    r = ref_conv(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64),
+                 stride=s, pad_before=pad, dilation=d)
+    for name in _kernels.available_isas():
+        with forced_isa(name):
+            for t in (1, 2):
+                y = run_igemm(x, w, b, s, pad, d, 1, t)
+                worst = max(worst, rel_err(y, r) / tolerance(np.float32, xs[1] * int(np.prod(wsh[2:]))))
+                h.update(y.tobytes())
+print(_kernels.ig_kw_band(), h.hexdigest(), worst, ",".join(ws))
+"""
+
+
+def test_kw_band_environment_decides_and_keeps_the_bits():
+    """CCONV_IG_KW_BAND=0 or 1 decides whether the implicit GEMM's direct
+    mode may run a stem's tiles over a band of one block per column tap;
+    other values, and none, leave the default (on, every CPU).  The
+    products and their order are the same either way: the same bits, on
+    every instruction set, and the float64 reference's values.  Where the
+    CPU has the 64-byte float32 kernels, the stems that drop more than 6% of
+    their columns take the band (their plan, and so their workspace,
+    changes) and ResNet-50's and MobileNet's stems do not."""
+    on1, d1, w1, ws1 = run_script(KW_BAND_PROBE, "CCONV_IG_KW_BAND", CCONV_IG_KW_BAND="1")
+    on0, d0, w0, ws0 = run_script(KW_BAND_PROBE, "CCONV_IG_KW_BAND", CCONV_IG_KW_BAND="0")
+    ond, dd, _, wsd = run_script(KW_BAND_PROBE, "CCONV_IG_KW_BAND")
+    onx, dx, _, _ = run_script(KW_BAND_PROBE, "CCONV_IG_KW_BAND", CCONV_IG_KW_BAND="yes")
+    assert (on1, on0, ond, onx) == ("True", "False", "True", "True")
+    assert d1 == d0 == dd == dx
+    assert float(w1) <= 1.0 and float(w0) <= 1.0, (w1, w0)
+    assert ws1 == wsd
+    if "avx512" in _kernels.available_isas():
+        a, b = ws1.split(","), ws0.split(",")
+        assert all(x != y for x, y in zip(a[:-2], b[:-2])), (a, b)
+        assert a[-2:] == b[-2:], (a, b)

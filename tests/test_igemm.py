@@ -852,3 +852,37 @@ def test_igemm_last_panel_of_few_positions(name):
             assert np.array_equal(np.sign(y[np.isinf(y)]), np.sign(ref[np.isinf(ref)]))
             fin = np.isfinite(ref)
             assert np.abs(y[fin] - ref[fin]).max() <= TOL[np.float32] * np.abs(ref[fin]).max()
+
+
+# Stems whose direct mode drops more than 6% of its computed columns
+# (src/igemm/ig_plan.h: kwb): tiles over a band of one block per column tap
+# on 64-byte vectors (float32 AVX-512), the phase band elsewhere.
+# (x shape, w shape, stride, padding, dilation): 56- and 64-wide output rows
+# in tiles of 6 whole rows and a last partial tile, 2-D and 3-D, 1-4 input
+# channels, column taps of both phases, unequal row and column strides, a
+# column dilation, column stride 3, half-row (4 channels), the one-K-block
+# in-place store and, with 4 channels of 3x7x7 (588 taps), the wide C block
+# (test_cpu_choices.py checks that each takes the band)
+KWB_CASES = [
+    ((1, 3, 3, 112, 112), (64, 3, 3, 7, 7), (1, 2, 2), (1, 3, 3), 1),
+    ((2, 3, 128, 128), (64, 3, 7, 7), 2, 3, 1),
+    ((1, 1, 112, 112), (48, 1, 5, 5), 2, 2, 1),
+    ((1, 4, 3, 30, 112), (40, 4, 3, 7, 7), (1, 2, 2), (1, 3, 3), 1),
+    ((2, 2, 46, 113), (70, 2, 3, 4), (3, 2), (1, 2), (1, 2)),
+    ((1, 3, 23, 112), (4, 3, 7, 7), 2, 3, 1),
+    ((1, 2, 31, 166), (96, 2, 5, 7), (2, 3), (2, 3), 1),
+]
+
+
+@pytest.mark.parametrize("name", ISAS)
+@pytest.mark.parametrize("case", range(len(KWB_CASES)))
+def test_igemm_stem_tap_column_band(name, case):
+    """The stems of KWB_CASES on every instruction set (the tap-column band
+    on AVX-512's float32 kernels, the phase band elsewhere), 1-3 threads
+    with the same bits, against the reference."""
+    xs, ws, s, pad, d = KWB_CASES[case]
+    rng = np.random.default_rng(zlib.crc32(f"kwb {name} {case}".encode()))
+    nsp = len(xs) - 2
+    tup = lambda v: (v,) * nsp if isinstance(v, int) else v
+    check_igemm_forward(rng, name, xs, ws, tup(s), tup(pad), tup(d), 1, np.float32, (1, 2, 3),
+                        tol=2, same_bits=True)

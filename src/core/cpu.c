@@ -58,7 +58,7 @@ static int every_cpu(void) { return 1; }
 static int prefetch_rows = -1, uk_gemm = -1, uk_gemm_f64 = -1, dw_256 = -1, wino_small = -1,
            long_kc = -1, uk_long_kc = -1, uk_spread_pf = -1, dw_flat = -1, ig_inplace = -1,
            dw_direct = -1, dw_a2p = -1, ig_stem_direct = -1, ig_weight_inplace = -1,
-           patch_pack = -1;
+           patch_pack = -1, ig_kw_band = -1;
 
 int cc_cpu_prefetch_rows(void) { return once_choice(&prefetch_rows, "CCONV_PREFETCH_ROWS", not_intel); }
 int cc_cpu_uk_gemm(void) { return once_choice(&uk_gemm, "CCONV_UK_GEMM", every_cpu); }
@@ -73,6 +73,7 @@ int cc_cpu_ig_weight_inplace(void) {
     return once_choice(&ig_weight_inplace, "CCONV_IG_WEIGHT_INPLACE", every_cpu);
 }
 int cc_cpu_patch_pack(void) { return once_choice(&patch_pack, "CCONV_PATCH_PACK", every_cpu); }
+int cc_cpu_ig_kw_band(void) { return once_choice(&ig_kw_band, "CCONV_IG_KW_BAND", every_cpu); }
 int cc_cpu_dw_flat(void) { return once_choice(&dw_flat, "CCONV_DW_FLAT", every_cpu); }
 int cc_cpu_dw_direct(void) { return once_choice(&dw_direct, "CCONV_DW_DIRECT", every_cpu); }
 int cc_cpu_dw_a2p(void) { return once_choice(&dw_a2p, "CCONV_DW_A2P", every_cpu); }

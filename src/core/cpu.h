@@ -192,6 +192,18 @@ int cc_cpu_ig_weight_inplace(void);
  * kernels and blocks). */
 int cc_cpu_patch_pack(void);
 
+/* 1 when the implicit GEMM's direct mode may run a float32 stem's tiles
+ * (strided, at most 4 input channels, 64-byte vectors) over a band of one
+ * block per column tap, with no computed column dropped, where the phase
+ * band's dropped columns and partial micro-tiles would cost more than 6%
+ * (igemm/ig_plan.h: kwb, and the figures), else 0; the same products in
+ * the same order, so the same bits.  CCONV_IG_KW_BAND=0 or 1 decides;
+ * otherwise on every CPU: on AMD EPYC Zen 4 (2026-12-07, 9 alternations
+ * call by call, 1 / 2 threads) a 3x7x7 (1, 2, 2) video stem 0.964 /
+ * 0.964, a 7x7 stride-2 stem on 128x128 0.966 / 0.970; the Intel kinds
+ * unmeasured (the same kernels). */
+int cc_cpu_ig_kw_band(void);
+
 /* 1 when the float64 GEMMs of the GEMM convolutions that pack B (more than
  * 12 A panels of 8 rows) run on the implicit GEMM's 8-lane float64
  * micro-kernels (AVX-512: gemm/uk_gemm.c) rather than OpenBLAS's, else 0;

@@ -116,6 +116,8 @@ typedef struct ig_plan {
     int64_t ov;                 /* columns shared by consecutive band rows (zeros) */
     int kblocked;               /* packed mode: the band built per K block (its channels) */
     int64_t wvec;               /* > 0: a row's nw pieces spread its wvec vectors (ig_tile_w) */
+    int kwb;                    /* direct mode: B read from the tap-column band (below) */
+    int64_t kwb_at, kwb_blk, kwb_cs; /* its offset in the band buffer, block, channel stride */
     int lanes;                  /* the kernel set's vector lanes */
 } ig_plan;
 
@@ -188,6 +190,10 @@ static inline void ig_tile_w(const ig_plan *p, int64_t Wo, int64_t tw, int64_t *
  * and 32 output columns 1.01-1.09 (below the bound).  float64 lost
  * (ResNet-50's stem 1.07, the patches 1.11) and stays packed. */
 #define IG_DIRECT_STEM_MIN_WO 48
+/* The dropped columns of a stem's direct mode, as a fraction of its kept
+ * ones, above which its tiles read a band per column tap (ig_plan_make_r_:
+ * kwb) */
+#define IG_KWB_MIN_WASTE 0.06
 /* The weight gradient of an ungrouped convolution runs on igemm up to this
  * many output channels (ig_wgrad.c). */
 #define IG_WGRAD_UNGROUPED_MAX_COG 8
@@ -216,7 +222,8 @@ static inline int64_t ig_kc(int lanes, int64_t elsize, int64_t nr) {
 /* The plan with tiles of force_r rows where force_r > 0 (ig_plan_make),
  * its band within band_cap bytes */
 static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
-                                   int lanes, int64_t force_r, int64_t band_cap, ig_plan *p) {
+                                   int lanes, int64_t force_r, int64_t band_cap, int kwb_ok,
+                                   ig_plan *p) {
     const int64_t Ho = g->out[1], Wo = g->out[2];
     const int64_t exth = (g->k[1] - 1) * g->dil[1], extw = (g->k[2] - 1) * g->dil[2];
     const int64_t sh = g->stride[1], sw = g->stride[2], kd = g->k[0];
@@ -365,6 +372,57 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
     p->half = p->direct && 2 * p->cog <= mr;
     p->hrows = p->cog <= 1 ? 1 : p->cog <= 2 ? 2 : 4;
     p->ncol = p->half ? 2 * (int64_t)nr : nr;
+    /* Direct mode, strided stems on 64-byte vectors, tiles of whole rows:
+     * the micro-kernel runs over the phase blocks' rows, pitch Wph, whose
+     * last (kw - 1) dw / sw places a row are computed and dropped (a
+     * 3x7x7 (1, 2, 2) video stem's 56-wide rows: pitch 59), and a tile's
+     * (R - 1) Wph + Wt wide positions end in a partial micro-tile (8 rows:
+     * 469 in 480 columns for 448 outputs).  Where those cost more than
+     * IG_KWB_MIN_WASTE over tiles of whole micro-tiles, the tile's phase
+     * band is copied once more, into a block per column tap of the tile's
+     * width (ig_band.inc: ig_kwband_), and the tiles take the most rows up
+     * to R, and at least half, that fill whole micro-tiles: no position
+     * dropped.  The same products in the same order: the same bits.  AMD
+     * EPYC Zen 4, 9 alternations call by call, with / without, 1 / 2
+     * threads: the video stem 0.964 / 0.964 (one clip 0.960 at 1), a 7x7
+     * stride-2 stem on 128x128 (64 columns: 512 outputs in 576 columns)
+     * 0.966 / 0.970, a 3x7x7 stem on 160x160 0.974 / 0.980; where the
+     * waste is small the copies lost (ResNet-50's stem, 2.9%: 1.026;
+     * MobileNet's 3x3 stride-2 stem to 32 channels, 1.8%: 1.061; a 5x5
+     * stride-2 one to 24 1.056).  The AVX2 kernels lost on the video stem
+     * and the 128x128 one alike (1.056: a narrower product per band
+     * element) and do not take it.  cc_cpu_ig_kw_band (core/cpu.h)
+     * decides. */
+    p->kwb = 0;
+    p->kwb_at = p->kwb_blk = p->kwb_cs = 0;
+    if (kwb_ok && p->direct && !narrow && sw > 1 && R > 1 && Wt == Wo && p->Wph > Wt &&
+        p->cig <= IG_DIRECT_STRIDED_MAX_CIG && cc_cpu_ig_kw_band()) {
+        int64_t Rk = R;
+        for (int64_t r = R; 2 * r >= R; --r)
+            if ((r * Wt) % p->ncol == 0) {
+                Rk = r;
+                break;
+            }
+        /* computed columns per output, as the tiles are and with the band */
+        const double cur = (double)ig_round_up((R - 1) * p->Wph + Wt, p->ncol) / (double)(R * Wt);
+        const double kwc = (double)ig_round_up(Rk * Wt, p->ncol) / (double)(Rk * Wt);
+        if (cur > kwc * (1.0 + IG_KWB_MIN_WASTE)) {
+            R = Rk;
+            p->R = R;
+            p->nh = cc_ceil_div(Ho, R);
+            p->rows_in = (R - 1) * sh + exth + 1;
+            p->rows_ph = cc_ceil_div(p->rows_in, sh);
+            p->CS = kd * sh * sw * p->rows_ph * p->Wph;
+            p->npos = R * Wt;
+            p->kwb = 1;
+            p->kwb_blk = p->rows_ph * Wt;
+            p->kwb_cs = kd * sh * g->k[2] * p->kwb_blk;
+            /* after the phase band, so that the kernel's reads past the
+             * band's end fall in the zeroed slack (ig_conv.inc) */
+            p->kwb_at = ig_round_up(p->cig * p->CS, 64 / elsize);
+            p->band_elems = p->kwb_at + p->cig * p->kwb_cs;
+        }
+    }
     /* A large band in packed mode is built one K block at a time, the
      * input channels that block reads (ig_conv.inc): blocks of whole
      * channels, or whole channels cut into equal blocks, so that no
@@ -503,11 +561,11 @@ static inline int64_t ig_tile_cols_(int64_t Ho, int64_t Wo, int64_t R, int64_t q
  * (benches/results/heuristics-2026-12-06-intel-xeon-avx512.md). */
 static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
                                 int lanes, ig_plan *p) {
-    ig_plan_make_r_(g, nthreads, elsize, mr, nr, lanes, 0, IG_BAND_BYTES, p);
+    ig_plan_make_r_(g, nthreads, elsize, mr, nr, lanes, 0, IG_BAND_BYTES, 1, p);
     int64_t cap = IG_BAND_BYTES;
     if (p->ok && !p->direct && p->kblocked) { /* by K block: the larger cap */
         ig_plan q;
-        ig_plan_make_r_(g, nthreads, elsize, mr, nr, lanes, 0, IG_BAND_BYTES_KBLOCK, &q);
+        ig_plan_make_r_(g, nthreads, elsize, mr, nr, lanes, 0, IG_BAND_BYTES_KBLOCK, 1, &q);
         if (q.ok && !q.direct && q.kblocked) *p = q, cap = IG_BAND_BYTES_KBLOCK;
     }
     if (!p->ok || p->direct || p->R <= 1 || p->Wt != g->out[2]) return;
@@ -520,7 +578,7 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
     }
     if (best == R0 || 100 * bc > 99 * c0) return;
     ig_plan q;
-    ig_plan_make_r_(g, nthreads, elsize, mr, nr, lanes, best, cap, &q);
+    ig_plan_make_r_(g, nthreads, elsize, mr, nr, lanes, best, cap, 1, &q);
     if (q.ok && !q.direct && q.R == best) *p = q;
 }
 
@@ -528,6 +586,19 @@ static inline void ig_plan_make(const cc_geom *g, int nthreads, int64_t elsize, 
  * output position (0, 0): its phase block and place. */
 static inline void ig_plan_koff(const cc_geom *g, const ig_plan *p, int64_t *koff) {
     const int64_t sh = g->stride[1], sw = g->stride[2], blk = p->rows_ph * p->Wph;
+    if (p->kwb) { /* the tap-column band: block (depth tap, row phase, column tap) */
+        int64_t k = 0;
+        for (int64_t td = 0; td < g->k[0]; ++td)
+            for (int64_t th = 0; th < g->k[1]; ++th) {
+                const int64_t rw = th * g->dil[1];
+                for (int64_t tw = 0; tw < g->k[2]; ++tw)
+                    koff[k++] = p->kwb_at + ((td * sh + rw % sh) * g->k[2] + tw) * p->kwb_blk +
+                                (rw / sh) * p->Wt;
+            }
+        for (int64_t ci = 1; ci < p->cig; ++ci)
+            for (int64_t t = 0; t < p->kk; ++t) koff[ci * p->kk + t] = koff[t] + ci * p->kwb_cs;
+        return;
+    }
     /* one channel's taps, then the others' shifted by the channel stride
      * (a division per tap was 3% of a 1x256x14x14 3x3 call: 2304 taps) */
     int64_t k = 0;
@@ -569,7 +640,7 @@ typedef struct ig_wplan {
 static inline void ig_wplan_make(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
                                  int mrw, int nrw, int lanes, ig_wplan *w) {
     /* tiles as for one thread: the same summation order for any count */
-    ig_plan_make_r_(g, 1, elsize, mr, nr, lanes, 0, IG_BAND_BYTES, &w->p);
+    ig_plan_make_r_(g, 1, elsize, mr, nr, lanes, 0, IG_BAND_BYTES, 0, &w->p);
     w->nt = nthreads < 1 ? 1 : nthreads;
     if (!w->p.ok) return;
     w->mrw = mrw;
