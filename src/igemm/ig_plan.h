@@ -190,9 +190,9 @@ static inline void ig_tile_w(const ig_plan *p, int64_t Wo, int64_t tw, int64_t *
  * and 32 output columns 1.01-1.09 (below the bound).  float64 lost
  * (ResNet-50's stem 1.07, the patches 1.11) and stays packed. */
 #define IG_DIRECT_STEM_MIN_WO 48
-/* The dropped columns of a stem's direct mode, as a fraction of its kept
- * ones, above which its tiles read a band per column tap (ig_plan_make_r_:
- * kwb) */
+/* A float32 stem's direct-mode tiles read a band per column tap
+ * (ig_plan_make_r_: kwb) where their computed columns per output exceed
+ * those of tiles of whole micro-tiles over that band by this fraction */
 #define IG_KWB_MIN_WASTE 0.06
 /* The weight gradient of an ungrouped convolution runs on igemm up to this
  * many output channels (ig_wgrad.c). */
@@ -395,7 +395,8 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
      * decides. */
     p->kwb = 0;
     p->kwb_at = p->kwb_blk = p->kwb_cs = 0;
-    if (kwb_ok && p->direct && !narrow && sw > 1 && R > 1 && Wt == Wo && p->Wph > Wt &&
+    if (kwb_ok && p->direct && !narrow && elsize == 4 && sw > 1 && R > 1 && Wt == Wo &&
+        p->Wph > Wt &&
         p->cig <= IG_DIRECT_STRIDED_MAX_CIG && cc_cpu_ig_kw_band()) {
         int64_t Rk = R;
         for (int64_t r = R; 2 * r >= R; --r)
