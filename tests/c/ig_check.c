@@ -14,7 +14,8 @@
  * kernels reading the band in place (ukri) and those of a partial last
  * micro-tile (ukrn, ukrin: the first nv vectors of columns); the half-row
  * kernel of layers with few channels a group (ukrih); the dot-product
- * kernel of a last micro-panel of a few columns (ukrt).
+ * kernel of a last micro-panel of a few columns (ukrt); the small-plane
+ * col2im's pair and row adds (c2ip, radd).
  *
  *   ig_check [iterations] [seed]     exit status 0 when all pass
  *
@@ -82,6 +83,10 @@ typedef struct {
     ig_ukra_f64 a64;
     ig_ukrt_f32 t32;
     ig_ukrt_f64 t64;
+    ig_c2ip_f32 cp32;
+    ig_c2ip_f64 cp64;
+    ig_radd_f32 ra32;
+    ig_radd_f64 ra64;
 } isa_t;
 
 /* One entry per instruction set this build and CPU run and element type,
@@ -104,7 +109,8 @@ static void collect_isas(void)
                                  .ws32 = k->wsplit, .pa32 = k->packa, .tr32 = k->wtinr,
                                  .w1i32 = k->w1tin, .w1o32 = k->w1tout, .t2r32 = k->wtinr2,
                                  .t2o32 = k->wtout2, .ih32 = k->ukrih, .ip32 = k->ukrip, .a32 = k->ukra,
-                                 .r2_32 = k->rows2, .r4_32 = k->rows4, .t32 = k->ukrt};
+                                 .r2_32 = k->rows2, .r4_32 = k->rows4, .t32 = k->ukrt,
+                                 .cp32 = k->c2ip, .ra32 = k->radd};
         isas[n_isas++] = (isa_t){.name = cc_isa_name(i), .mr = d->mr, .nr = d->nr, .f64 = d->ukr,
                                  .p64 = d->packr, .mrw = d->mrw, .nrw = d->nrw, .lanes = d->lanes,
                                  .w64 = d->ukrw, .ti64 = d->wtin, .to64 = d->wtout, .rw64 = d->rows,
@@ -112,7 +118,8 @@ static void collect_isas(void)
                                  .ws64 = d->wsplit, .pa64 = d->packa, .tr64 = d->wtinr,
                                  .w1i64 = d->w1tin, .w1o64 = d->w1tout, .t2r64 = d->wtinr2,
                                  .t2o64 = d->wtout2, .ih64 = d->ukrih, .ip64 = d->ukrip, .a64 = d->ukra,
-                                 .r2_64 = d->rows2, .r4_64 = d->rows4, .t64 = d->ukrt};
+                                 .r2_64 = d->rows2, .r4_64 = d->rows4, .t64 = d->ukrt,
+                                 .cp64 = d->c2ip, .ra64 = d->radd};
     }
 }
 
@@ -459,6 +466,51 @@ static int check_split(const isa_t *isa, int f64, int64_t nrows, int64_t n, int 
         }
     }
     free(src); free(dst);
+    return bad;
+}
+
+/* The small-plane col2im's row adds: c2ip (pairs: d[r dp + 2 j] += a[r sp
+ * + j], d[r dp + 2 j + 1] += b[r sp + j]) or radd (d[r dp + j] += a[r sp +
+ * j]), j < n, r < nrows, on integers (exact sums); the sources end at their
+ * last row's last element and dst at the last written one (reads past them
+ * are caught by ASan); nothing else of dst changes. */
+static int check_c2i(const isa_t *isa, int f64, int64_t nrows, int64_t n, int pairs)
+{
+    const size_t es = f64 ? 8 : 4;
+    const int64_t w = pairs ? 2 * n : n; /* elements of a destination row */
+    const int64_t sp = n + ri(0, 9), dp = w + ri(0, 9);
+    const int64_t ns = (nrows - 1) * sp + n, nd = (nrows - 1) * dp + w;
+    char *a = malloc(es * (size_t)ns), *b = malloc(es * (size_t)ns), *dst = malloc(es * (size_t)nd);
+    if (!a || !b || !dst) { fprintf(stderr, "out of memory\n"); exit(2); }
+    index_and_marks(f64, a, ns, dst, nd);
+    for (int64_t i = 0; i < ns; i++) {
+        if (f64) ((double *)b)[i] = 1000.0 + (double)i;
+        else ((float *)b)[i] = 1000.0f + (float)i;
+    }
+    if (f64) {
+        if (pairs) isa->cp64(nrows, n, (const double *)a, (const double *)b, sp, (double *)dst, dp);
+        else isa->ra64(nrows, n, (const double *)a, sp, (double *)dst, dp);
+    } else {
+        if (pairs) isa->cp32(nrows, n, (const float *)a, (const float *)b, sp, (float *)dst, dp);
+        else isa->ra32(nrows, n, (const float *)a, sp, (float *)dst, dp);
+    }
+    int bad = 0;
+    for (int64_t i = 0; i < nd && !bad; i++) {
+        const int64_t r = i / dp, j = i % dp;
+        double want = -1.0;
+        if (j < w) {
+            const int64_t at = r * sp + (pairs ? j / 2 : j);
+            want += pairs && j % 2 ? 1000.0 + (double)at : (double)at;
+        }
+        const double got = f64 ? ((double *)dst)[i] : ((float *)dst)[i];
+        if (got != want) {
+            printf("FAIL %s %s %s nrows=%lld n=%lld sp=%lld dp=%lld at %lld: %g != %g\n",
+                   pairs ? "c2ip" : "radd", isa->name, f64 ? "f64" : "f32", (long long)nrows,
+                   (long long)n, (long long)sp, (long long)dp, (long long)i, got, want);
+            bad = 1;
+        }
+    }
+    free(a); free(b); free(dst);
     return bad;
 }
 
@@ -970,7 +1022,9 @@ int main(int argc, char **argv)
                 failures += check_t(&isas[i], f64, it < 40 ? it + 1 : ri(1, 600),
                                     (int)ri(1, IG_TAIL_MAX), (int)ri(1, isas[i].mr), (int)ri(0, 1),
                                     (int)ri(0, 1));
-                checks += 17;
+                failures += check_c2i(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80), 1);
+                failures += check_c2i(&isas[i], f64, ri(1, 5), it < 40 ? it + 1 : ri(1, 80), 0);
+                checks += 19;
             }
     printf("%d checks, %d failures\n", checks, failures);
     return failures != 0;
