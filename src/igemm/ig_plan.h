@@ -138,6 +138,30 @@ static inline void ig_tile_w(const ig_plan *p, int64_t Wo, int64_t tw, int64_t *
     *wt = p->Wt < Wo - *ow0 ? p->Wt : Wo - *ow0;
 }
 
+/* A forward work item's place: its chunk of output-channel panels, its
+ * tile (tw, th: column piece and row block), output depth, group and
+ * image; the tile's first output row and rows, first column and width.
+ * Items run chunk fastest, then tw, th, depth, group, image. */
+typedef struct {
+    int64_t ch, tw, th, od, gi, n;
+    int64_t oh0, rows, ow0, cols;
+} ig_item_at;
+
+static inline ig_item_at ig_item_decode(const cc_geom *g, const ig_plan *p, int64_t it) {
+    ig_item_at a;
+    int64_t r = it;
+    a.ch = r % p->nchunks; r /= p->nchunks;
+    a.tw = r % p->nw; r /= p->nw;
+    a.th = r % p->nh; r /= p->nh;
+    a.od = r % g->out[0]; r /= g->out[0];
+    a.gi = r % g->groups;
+    a.n = r / g->groups;
+    a.oh0 = a.th * p->R;
+    a.rows = p->R < g->out[1] - a.oh0 ? p->R : g->out[1] - a.oh0;
+    ig_tile_w(p, g->out[2], a.tw, &a.ow0, &a.cols);
+    return a;
+}
+
 /* Few output channels per group: packing B would cost about as
  * much as the product itself (each packed element is used by cog/MR micro-
  * kernel calls only), so the micro-kernel reads the band directly.  Output
@@ -219,6 +243,19 @@ static inline int64_t ig_kc(int lanes, int64_t elsize, int64_t nr) {
     return ig_kc_of(lanes, elsize, nr, cc_cpu_long_kc());
 }
 
+/* The plan's tiles of R output rows (given Wt and the band's pitch Wph):
+ * their count, input rows (whole and per stride phase), a channel's band
+ * size (CS) and positions. */
+static inline void ig_plan_rows_(const cc_geom *g, int64_t R, ig_plan *p) {
+    const int64_t sh = g->stride[1];
+    p->R = R;
+    p->nh = cc_ceil_div(g->out[1], R);
+    p->rows_in = (R - 1) * sh + (g->k[1] - 1) * g->dil[1] + 1;
+    p->rows_ph = cc_ceil_div(p->rows_in, sh);
+    p->CS = g->k[0] * sh * g->stride[2] * p->rows_ph * p->Wph;
+    p->npos = R * p->Wt;
+}
+
 /* The plan with tiles of force_r rows where force_r > 0 (ig_plan_make),
  * its band within band_cap bytes */
 static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsize, int mr, int nr,
@@ -298,17 +335,12 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
         else break;
     }
     if (!p->ok) return;
-    p->R = R;
     p->Wt = Wt;
-    p->nh = cc_ceil_div(Ho, R);
     p->nw = cc_ceil_div(Wo, Wt);
-    p->rows_in = (R - 1) * sh + exth + 1;
     p->win = (Wt - 1) * sw + extw + 1;
-    p->rows_ph = cc_ceil_div(p->rows_in, sh);
     p->Wph = cc_ceil_div(p->win, sw);
-    p->CS = kd * sh * sw * p->rows_ph * p->Wph;
+    ig_plan_rows_(g, R, p);
     p->band_elems = p->cig * p->CS;
-    p->npos = R * Wt;
     p->kc = cc_max64(16, cc_min64(p->K, ig_kc(lanes, elsize, nr)));
     p->mpan = cc_ceil_div(p->cog, mr);
     /* the columns consecutive band rows may share in direct mode (stride
@@ -351,7 +383,7 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
     if (p->direct && ov > 0) {
         p->ov = ov;
         p->Wph = pitch;
-        p->CS = kd * sh * sw * p->rows_ph * p->Wph;
+        ig_plan_rows_(g, R, p);
         p->band_elems = p->cig * p->CS + p->ov;
     }
     /* At most MR / 2 output channels a group (ResNeXt's 4 on the 8-row
@@ -380,7 +412,7 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
      * 469 in 480 columns for 448 outputs).  Where those cost more than
      * IG_KWB_MIN_WASTE over tiles of whole micro-tiles, the tile's phase
      * band is copied once more, into a block per column tap of the tile's
-     * width (ig_band.inc: ig_kwband_), and the tiles take the most rows up
+     * width (ig_kwband.inc), and the tiles take the most rows up
      * to R, and at least half, that fill whole micro-tiles: no position
      * dropped.  The same products in the same order: the same bits.  AMD
      * EPYC Zen 4, 9 alternations call by call, with / without, 1 / 2
@@ -409,12 +441,7 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
         const double kwc = (double)ig_round_up(Rk * Wt, p->ncol) / (double)(Rk * Wt);
         if (cur > kwc * (1.0 + IG_KWB_MIN_WASTE)) {
             R = Rk;
-            p->R = R;
-            p->nh = cc_ceil_div(Ho, R);
-            p->rows_in = (R - 1) * sh + exth + 1;
-            p->rows_ph = cc_ceil_div(p->rows_in, sh);
-            p->CS = kd * sh * sw * p->rows_ph * p->Wph;
-            p->npos = R * Wt;
+            ig_plan_rows_(g, R, p);
             p->kwb = 1;
             p->kwb_blk = p->rows_ph * Wt;
             p->kwb_cs = kd * sh * g->k[2] * p->kwb_blk;
