@@ -338,6 +338,8 @@ static inline int64_t cc_ig_lanes(int64_t elsize) {
 /* ... in the driver templates (core/instances.h: CC_SFX) */
 #define IG_KERN_T CC_CAT(ig_kern_, CC_SFX)
 #define IG_KERN CC_CAT(cc_ig_kern_, CC_SFX)
+/* the scalar set's table (always built), for work too narrow for vectors */
+#define IG_KERN_SCALAR CC_CAT(CC_CAT(cc_ig_kern_, CC_SFX), _scalar)
 
 /* Register blocks per instruction set (MR rows x NV vectors of V lanes). */
 #define IG_MR_SCALAR 4
