@@ -243,6 +243,11 @@ static inline int64_t ig_kc(int lanes, int64_t elsize, int64_t nr) {
     return ig_kc_of(lanes, elsize, nr, cc_cpu_long_kc());
 }
 
+/* The input rows a tile of R output rows reads (every row tap's reach) */
+static inline int64_t ig_rows_in(const cc_geom *g, int64_t R) {
+    return (R - 1) * g->stride[1] + (g->k[1] - 1) * g->dil[1] + 1;
+}
+
 /* The plan's tiles of R output rows (given Wt and the band's pitch Wph):
  * their count, input rows (whole and per stride phase), a channel's band
  * size (CS) and positions. */
@@ -250,7 +255,7 @@ static inline void ig_plan_rows_(const cc_geom *g, int64_t R, ig_plan *p) {
     const int64_t sh = g->stride[1];
     p->R = R;
     p->nh = cc_ceil_div(g->out[1], R);
-    p->rows_in = (R - 1) * sh + (g->k[1] - 1) * g->dil[1] + 1;
+    p->rows_in = ig_rows_in(g, R);
     p->rows_ph = cc_ceil_div(p->rows_in, sh);
     p->CS = g->k[0] * sh * g->stride[2] * p->rows_ph * p->Wph;
     p->npos = R * p->Wt;
