@@ -243,9 +243,13 @@ static inline int64_t ig_kc(int lanes, int64_t elsize, int64_t nr) {
     return ig_kc_of(lanes, elsize, nr, cc_cpu_long_kc());
 }
 
-/* The input rows a tile of R output rows reads (every row tap's reach) */
+/* The input rows a tile of R output rows reads, and the input columns a
+ * piece of Wt output columns reads (every tap's reach) */
 static inline int64_t ig_rows_in(const cc_geom *g, int64_t R) {
     return (R - 1) * g->stride[1] + (g->k[1] - 1) * g->dil[1] + 1;
+}
+static inline int64_t ig_cols_in(const cc_geom *g, int64_t Wt) {
+    return (Wt - 1) * g->stride[2] + (g->k[2] - 1) * g->dil[2] + 1;
 }
 
 /* The plan's tiles of R output rows (given Wt and the band's pitch Wph):
@@ -342,7 +346,7 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
     if (!p->ok) return;
     p->Wt = Wt;
     p->nw = cc_ceil_div(Wo, Wt);
-    p->win = (Wt - 1) * sw + extw + 1;
+    p->win = ig_cols_in(g, Wt);
     p->Wph = cc_ceil_div(p->win, sw);
     ig_plan_rows_(g, R, p);
     p->band_elems = p->cig * p->CS;
