@@ -255,7 +255,9 @@ def show_config(file: Any = None) -> None:
         f"  python      : {sys.version.split()[0]}",
         f"  numpy       : {np.__version__}",
         f"  BLAS        : scipy-openblas64, core {_kernels.blas_corename()} ({_kernels.blas_config().strip()})",
-        f"  SIMD        : {simd_level()} (CPU vendor {_kernels.cpu_vendor()}, row prefetch "
+        f"  SIMD        : {simd_level()}"
+        f"{' emulated by SIMDe (a test build)' if simd_level() in _kernels.emulated_isas() else ''}"
+        f" (CPU vendor {_kernels.cpu_vendor()}, row prefetch "
         f"{'on' if _kernels.prefetch_rows() else 'off'}, own GEMM "
         f"{'on' if _kernels.uk_gemm_runs() else 'off'}"
         f"{' (float64 too)' if _kernels.uk_gemm_f64_runs() else ''}, depthwise "

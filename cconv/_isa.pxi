@@ -9,6 +9,7 @@ cdef extern from "core/isa.h" nogil:
     const char *cc_isa_name(int isa)
     int cc_isa_lookup(const char *name)
     int cc_isa_runs_here(int isa)
+    int cc_isa_emulated(int isa)
     int cc_isa_init()
     int cc_isa_current()
     int cc_isa_set(const char *name)
@@ -26,6 +27,13 @@ def isa():
 def available_isas():
     """The instruction sets this build and CPU can run, best last."""
     return [n for n in ISAS if cc_isa_runs_here(cc_isa_lookup(n.encode()))]
+
+
+def emulated_isas():
+    """The instruction sets whose kernels this build compiles on a narrower
+    one: ['avx512'] in the SIMDe test build (meson -Dsimde_avx512=true, the
+    AVX-512 kernels on SIMDe's portable AVX-512 over AVX2), else []."""
+    return [n for n in ISAS if cc_isa_emulated(cc_isa_lookup(n.encode()))]
 
 
 def set_isa(name=None):

@@ -147,6 +147,8 @@ def test_show_config_names_both_choices(capsys):
     assert ("own GEMM on" in line) == (_kernels.uk_gemm() and simd_level() == "avx512")
     # and float64's where its own choice and the 8-lane kernels let it
     assert ("(float64 too)" in line) == _kernels.uk_gemm_f64_runs()
+    # the SIMDe test build says its AVX-512 kernels are emulated
+    assert ("emulated by SIMDe" in line) == (simd_level() in _kernels.emulated_isas())
 
 
 def test_show_config_own_gemm_off_on_narrow_kernels():

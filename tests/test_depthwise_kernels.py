@@ -267,6 +267,21 @@ def test_one_isa_choice_for_every_module(isa_guard):
         assert all(m.available_isas() == ISAS for m in modules)
 
 
+def test_emulated_isas():
+    """emulated_isas() names the SIMDe test build's AVX-512 kernels, from
+    the build itself (not the CPU): the same list from every module, a part
+    of the available sets, and 'avx512' in it wherever the kernels run on a
+    CPU without AVX-512 (only the SIMDe build can)."""
+    from cconv import _kernels, _nhwc, _winograd
+
+    emulated = _depthwise.emulated_isas()
+    assert isinstance(emulated, list) and set(emulated) <= {"avx512"}, emulated
+    assert all(m.emulated_isas() == emulated for m in (_kernels, _nhwc, _winograd))
+    assert set(emulated) <= set(ISAS)
+    if "avx512" in ISAS and not c_programs.cpu_has("avx512f"):
+        assert emulated == ["avx512"]
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("block", range(6))
 def test_random_geometries(dtype, block, isa_guard):

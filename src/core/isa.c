@@ -53,6 +53,16 @@ int cc_isa_runs_here(int isa)
     return 1;
 }
 
+int cc_isa_emulated(int isa)
+{
+#if defined(CC_SIMDE_AVX512) && defined(CC_BUILD_AVX512)
+    return isa == CC_ISA_AVX512;
+#else
+    (void)isa;
+    return 0;
+#endif
+}
+
 cc_isa cc_isa_best(void)
 {
     static const cc_isa best_first[] = {CC_ISA_AVX512, CC_ISA_AVX2, CC_ISA_NEON};

@@ -86,6 +86,10 @@ int cc_isa_lookup(const char *name);
 /* 1 when this build has the instruction set's kernels and the CPU runs
  * them, else 0 (also for an index out of range). */
 int cc_isa_runs_here(int isa);
+/* 1 when this build compiles the instruction set's kernels on another,
+ * narrower one (the AVX-512 kernels on SIMDe's portable AVX-512 over AVX2:
+ * the test build, meson -Dsimde_avx512=true), else 0. */
+int cc_isa_emulated(int isa);
 /* The best instruction set that runs here. */
 cc_isa cc_isa_best(void);
 /* Reads CCONV_SIMD once (later calls only return the first call's status)
