@@ -90,6 +90,16 @@ static inline int cc_geom_valid(const cc_geom *g) {
     return 1;
 }
 
+/* The input rows a tile of R output rows reads, and the input columns Wt
+ * output columns read: every tap's reach, with the strides (the bands of
+ * the implicit GEMM and of the shift method) */
+static inline int64_t cc_rows_in(const cc_geom *g, int64_t R) {
+    return (R - 1) * g->stride[1] + (g->k[1] - 1) * g->dil[1] + 1;
+}
+static inline int64_t cc_cols_in(const cc_geom *g, int64_t Wt) {
+    return (Wt - 1) * g->stride[2] + (g->k[2] - 1) * g->dil[2] + 1;
+}
+
 static inline int cc_is_1x1(const cc_geom *g) {
     for (int d = 0; d < 3; ++d)
         if (g->k[d] != 1 || g->stride[d] != 1 || g->pad[d] != 0 || g->in[d] != g->out[d])

@@ -109,19 +109,16 @@ static inline void cc_plan_shift(const cc_geom *g, int nthreads, int64_t elsize,
 static inline void cc_plan_shift_wgrad(const cc_geom *g, int nthreads, int64_t elsize,
                                        int64_t lanes, cc_shift_plan *sp) {
     cc_plan_shift(g, nthreads, elsize, sp);
-    const int64_t exth = (g->k[1] - 1) * g->dil[1], extw = (g->k[2] - 1) * g->dil[2];
-    const int64_t sh = g->stride[1], sw = g->stride[2], kd = g->k[0];
-    const int64_t kk = g->k[0] * g->k[1] * g->k[2];
+    const int64_t kd = g->k[0], kk = g->k[0] * g->k[1] * g->k[2];
     /* the forward's tiles, sized for stride 1: with strides a tile's band
-     * is (R - 1) sh + exth + 1 rows of (Wt - 1) sw + extw + 1, kept near
-     * the band cap as the forward's */
+     * is cc_rows_in(R) rows of cc_cols_in(Wt) columns, kept near the band
+     * cap as the forward's */
     while (sp->R > 1 &&
-           sp->cig * kd * ((sp->R - 1) * sh + exth + 1) * ((sp->Wt - 1) * sw + extw + 1) * elsize >
-               CC_SHIFT_BAND_BYTES)
+           sp->cig * kd * cc_rows_in(g, sp->R) * cc_cols_in(g, sp->Wt) * elsize > CC_SHIFT_BAND_BYTES)
         --sp->R;
     if (sp->R == 1)
         while (sp->Wt > 64 &&
-               sp->cig * kd * (exth + 1) * ((sp->Wt - 1) * sw + extw + 1) * elsize > CC_SHIFT_BAND_BYTES)
+               sp->cig * kd * cc_rows_in(g, 1) * cc_cols_in(g, sp->Wt) * elsize > CC_SHIFT_BAND_BYTES)
             sp->Wt = (sp->Wt + 1) / 2;
     sp->nh = cc_ceil_div(g->out[1], cc_max64(1, sp->R));
     sp->nw = cc_ceil_div(g->out[2], cc_max64(1, sp->Wt));
@@ -161,7 +158,7 @@ static inline void cc_plan_shift_wgrad(const cc_geom *g, int nthreads, int64_t e
     /* the band, transposed (a row of cigp channels per band position), and
      * the staging of one depth tap's input rows before they are spread
      * into it (shift_conv.inc) */
-    const int64_t bpos = ((sp->R - 1) * sh + exth + 1) * ((sp->Wt - 1) * sw + extw + 1);
+    const int64_t bpos = cc_rows_in(g, sp->R) * cc_cols_in(g, sp->Wt);
     sp->band_elems = g->k[0] * bpos * sp->cigp;
     sp->per_thread = sp->band_elems + bpos * sp->cigp;
     const int64_t fixed = sp->nseg * sp->part_elems;

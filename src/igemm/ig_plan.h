@@ -243,15 +243,6 @@ static inline int64_t ig_kc(int lanes, int64_t elsize, int64_t nr) {
     return ig_kc_of(lanes, elsize, nr, cc_cpu_long_kc());
 }
 
-/* The input rows a tile of R output rows reads, and the input columns a
- * piece of Wt output columns reads (every tap's reach) */
-static inline int64_t ig_rows_in(const cc_geom *g, int64_t R) {
-    return (R - 1) * g->stride[1] + (g->k[1] - 1) * g->dil[1] + 1;
-}
-static inline int64_t ig_cols_in(const cc_geom *g, int64_t Wt) {
-    return (Wt - 1) * g->stride[2] + (g->k[2] - 1) * g->dil[2] + 1;
-}
-
 /* The plan's tiles of R output rows (given Wt and the band's pitch Wph):
  * their count, input rows (whole and per stride phase), a channel's band
  * size (CS) and positions. */
@@ -259,7 +250,7 @@ static inline void ig_plan_rows_(const cc_geom *g, int64_t R, ig_plan *p) {
     const int64_t sh = g->stride[1];
     p->R = R;
     p->nh = cc_ceil_div(g->out[1], R);
-    p->rows_in = ig_rows_in(g, R);
+    p->rows_in = cc_rows_in(g, R);
     p->rows_ph = cc_ceil_div(p->rows_in, sh);
     p->CS = g->k[0] * sh * g->stride[2] * p->rows_ph * p->Wph;
     p->npos = R * p->Wt;
@@ -346,7 +337,7 @@ static inline void ig_plan_make_r_(const cc_geom *g, int nthreads, int64_t elsiz
     if (!p->ok) return;
     p->Wt = Wt;
     p->nw = cc_ceil_div(Wo, Wt);
-    p->win = ig_cols_in(g, Wt);
+    p->win = cc_cols_in(g, Wt);
     p->Wph = cc_ceil_div(p->win, sw);
     ig_plan_rows_(g, R, p);
     p->band_elems = p->cig * p->CS;
