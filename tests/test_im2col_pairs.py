@@ -2,8 +2,8 @@
 cc_im2col_small_): with dilation 1 the taps t2 and t2 + 1 of the innermost
 dimension read the even and odd places of the same pairs of a padded line,
 and are split into their two rows together by the instruction set's row
-kernel (rows2) where a line's pairs fill a vector, by the scalar set's
-below that; an odd kernel width leaves a last tap to the element loop.
+kernel (rows2) where a line's pairs fill a vector; shorter lines, and the
+last tap of an odd kernel width, take the element loop.
 
 Fixed and random geometries on both sides of that (line pairs shorter and
 longer than a vector, odd and even widths, dilation 2 and stride 3 without
@@ -30,7 +30,7 @@ ISAS = _depthwise.available_isas()
 #  groups) of plain layers whose output lines are at most 16 long
 CASES = [
     ((4, 16, 16, 16), (8, 16, 4, 4), 2, 1, 1, 1),    # 8 pairs a line: one float32 vector
-    ((3, 8, 8, 8), (6, 8, 4, 4), 2, 1, 1, 1),        # 4 pairs: the scalar set's rows
+    ((3, 8, 8, 8), (6, 8, 4, 4), 2, 1, 1, 1),        # 4 pairs: the element loop
     ((2, 6, 14, 14), (5, 6, 7, 7), 2, 3, 1, 1),      # odd width: a last unpaired tap
     ((2, 8, 31, 29), (6, 4, 3, 5), 2, 2, 1, 2),      # groups, 15 pairs, unpaired tap
     ((2, 5, 9, 32), (4, 5, 2, 2), 2, 0, 1, 1),       # 16 pairs, k2: pairs only
