@@ -250,18 +250,19 @@ def show_config(file: Any = None) -> None:
         cuda = _cupy.describe()
     except Exception as e:  # pragma: no cover - defensive
         cuda = f"unavailable ({e})"
+    isa = simd_level()
     lines = [
         f"cconv {__version__}",
         f"  python      : {sys.version.split()[0]}",
         f"  numpy       : {np.__version__}",
         f"  BLAS        : scipy-openblas64, core {_kernels.blas_corename()} ({_kernels.blas_config().strip()})",
-        f"  SIMD        : {simd_level()}"
-        f"{' emulated by SIMDe (a test build)' if simd_level() in _kernels.emulated_isas() else ''}"
+        f"  SIMD        : {isa}"
+        f"{' emulated by SIMDe (a test build)' if isa in _kernels.emulated_isas() else ''}"
         f" (CPU vendor {_kernels.cpu_vendor()}, row prefetch "
         f"{'on' if _kernels.prefetch_rows() else 'off'}, own GEMM "
         f"{'on' if _kernels.uk_gemm_runs() else 'off'}"
         f"{' (float64 too)' if _kernels.uk_gemm_f64_runs() else ''}, depthwise "
-        f"{'256-bit' if _kernels.dw_256() and simd_level() == 'avx512' else 'full-width'}"
+        f"{'256-bit' if _kernels.dw_256() and isa == 'avx512' else 'full-width'}"
         f"{_wino_rule()}{_kc_words()})",
         f"  threads     : {get_num_threads()} (OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')})",
         f"  workspace   : capped at {_kernels.WORKSPACE_CAP // (1024 * 1024)} MiB per call",

@@ -90,15 +90,15 @@ static inline int cc_geom_valid(const cc_geom *g) {
     return 1;
 }
 
-/* The input rows a tile of R output rows reads, and the input columns Wt
- * output columns read: every tap's reach, with the strides (the bands of
- * the implicit GEMM and of the shift method) */
-static inline int64_t cc_rows_in(const cc_geom *g, int64_t R) {
-    return (R - 1) * g->stride[1] + (g->k[1] - 1) * g->dil[1] + 1;
+/* The input elements n consecutive outputs of dimension d read: every
+ * tap's reach, with the stride.  cc_rows_in and cc_cols_in: a tile's R
+ * output rows and Wt output columns (the bands of the implicit GEMM and of
+ * the shift method); im2col's padded small planes, whole dimensions. */
+static inline int64_t cc_reach_in(const cc_geom *g, int d, int64_t n) {
+    return (n - 1) * g->stride[d] + (g->k[d] - 1) * g->dil[d] + 1;
 }
-static inline int64_t cc_cols_in(const cc_geom *g, int64_t Wt) {
-    return (Wt - 1) * g->stride[2] + (g->k[2] - 1) * g->dil[2] + 1;
-}
+static inline int64_t cc_rows_in(const cc_geom *g, int64_t R) { return cc_reach_in(g, 1, R); }
+static inline int64_t cc_cols_in(const cc_geom *g, int64_t Wt) { return cc_reach_in(g, 2, Wt); }
 
 static inline int cc_is_1x1(const cc_geom *g) {
     for (int d = 0; d < 3; ++d)
