@@ -277,17 +277,28 @@ def _layout_hint(input_shape: tuple, weight_shape: tuple, groups: int, transpose
     return (" (" + "; or ".join(hints) + ")") if hints else ""
 
 
-def _mkldnn_transposed(batch, c_in, in_size, kernel, groups, stride, output_padding) -> bool:
-    """Whether PyTorch's CPU backend choice (ConvParams::use_mkldnn, with
-    more than one thread) runs a float32 transposed convolution on mkldnn:
-    not when an output padding reaches its stride; else when it is grouped,
-    the kernel's last two sizes both exceed 3, the batch exceeds 1, or the
-    first four sizes of the input (1-D seen as 2-D of height 1) multiply to
-    more than 20480."""
+def _mkldnn_transposed(batch, c_in, in_size, kernel, groups, stride, output_padding,
+                       dilation=None, threads=None) -> bool:
+    """Whether PyTorch's CPU backend choice (ConvParams::use_mkldnn) runs a
+    float32 transposed convolution on mkldnn: not when an output padding
+    reaches its stride; not for a kernel of 1 x 1 in its last two sizes
+    (1-D seen as 2-D of height 1), no stride or dilation above 1 and a batch
+    below 16 on one thread (``threads``, default cconv's own count: PyTorch
+    asks its OpenMP runtime, which a process shares with cconv, so the two
+    agree where both run); else when it is grouped, the kernel's last two
+    sizes both exceed 3, the batch exceeds 1, or the first four sizes of the
+    input multiply to more than 20480."""
     if any(op >= s for op, s in zip(output_padding, stride)):
         return False
     k2 = (1,) * max(0, 2 - len(kernel)) + tuple(kernel)
     dims = (batch, c_in) + (1,) * max(0, 2 - len(in_size)) + tuple(in_size)
+    if k2[-1] == 1 and k2[-2] == 1 and batch < 16 and all(s == 1 for s in stride) and all(
+            d == 1 for d in (dilation or ())):
+        if threads is None:
+            from ._config import get_num_threads
+            threads = get_num_threads()
+        if threads <= 1:
+            return False
     return (groups > 1 or (k2[-1] > 3 and k2[-2] > 3) or batch > 1
             or dims[0] * dims[1] * dims[2] * dims[3] > 20480)
 
@@ -453,7 +464,8 @@ def make_params(
         zero_dtypes = _ZERO_OUT_DTYPES[:1] if fn == "convolution" else _ZERO_OUT_DTYPES
         zero_ok = batch == 0 or (
             udt in zero_dtypes
-            and _mkldnn_transposed(batch, c_in_x, in_size, kernel, groups, stride, output_padding)
+            and _mkldnn_transposed(batch, c_in_x, in_size, kernel, groups, stride, output_padding,
+                                   dilation)
         ) or (
             udt == np.float16 and half_on_mkldnn()
             and not any(op >= s for op, s in zip(output_padding, stride)))

@@ -557,6 +557,43 @@ def test_transposed_output_size_zero_backend_rule(case, empty):
         expect(ValueError, call, "output")
 
 
+# ... and a kernel of 1 x 1 in its last two sizes with no stride or dilation
+# above 1 and a batch below 16 takes mkldnn only on more than one thread
+# (PyTorch's "1x1 filters" rule, at::get_num_threads(): the OpenMP count
+# that torch.set_num_threads and cconv.set_num_threads both set)
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("case,empty1", [
+    # (x shape, w shape, stride, padding, dilation, groups); empty on 1 thread
+    (((2, 2, 2), (2, 3, 1), 1, 1, 1, 1), False),                # 1-D k1, batch 2
+    (((1, 4, 2), (4, 1, 1), 1, 1, 1, 2), False),                # grouped
+    (((2, 2, 2, 2), (2, 3, 1, 1), 1, (1, 0), 1, 1), False),     # 2-D 1x1
+    (((2, 2, 2, 2, 2), (2, 3, 3, 1, 1), 1, (2, 0, 0), 1, 1), False),  # 3-D 3x1x1
+    (((16, 2, 2), (2, 3, 1), 1, 1, 1, 1), True),                # batch 16
+    (((2, 2, 2), (2, 3, 1), 3, 2, 1, 1), True),                 # strided
+    (((2, 2, 2, 2), (2, 3, 1, 1), (1, 2), (1, 0), 1, 1), True),  # strided in one dimension
+    (((2, 2, 3), (2, 3, 2), 1, 2, 1, 1), True),                 # k2
+])
+def test_transposed_output_size_zero_one_thread(threads, case, empty1):
+    xs, ws, stride, pad, dil, groups = case
+    x = np.ones(xs, np.float32)
+    w = np.ones(ws, np.float32)
+    nsp = len(xs) - 2
+    before = cconv.get_num_threads()
+    cconv.set_num_threads(threads)
+    try:
+        if cconv.get_num_threads() != threads:
+            pytest.skip("a thread limit holds the count below 2")
+        call = lambda: CONVT[nsp](x, w, None, stride=stride, padding=pad,  # noqa: E731
+                                  groups=groups, dilation=dil)
+        if empty1 or threads > 1:
+            y = call()
+            assert 0 in y.shape[2:] and y.shape[:2] == (xs[0], ws[1] * groups), y.shape
+        else:
+            expect(ValueError, call, "output")
+    finally:
+        cconv.set_num_threads(before)
+
+
 def test_error_leaves_out_untouched():
     x, w, _ = good(2)
     out = np.full((2, 6, 4, 4), np.nan, np.float32)
