@@ -278,27 +278,25 @@ def _layout_hint(input_shape: tuple, weight_shape: tuple, groups: int, transpose
 
 
 def _mkldnn_transposed(batch, c_in, in_size, kernel, groups, stride, output_padding,
-                       dilation=None, threads=None) -> bool:
+                       dilation) -> bool:
     """Whether PyTorch's CPU backend choice (ConvParams::use_mkldnn) runs a
     float32 transposed convolution on mkldnn: not when an output padding
     reaches its stride; not for a kernel of 1 x 1 in its last two sizes
     (1-D seen as 2-D of height 1), no stride or dilation above 1 and a batch
-    below 16 on one thread (``threads``, default cconv's own count: PyTorch
-    asks its OpenMP runtime, which a process shares with cconv, so the two
-    agree where both run); else when it is grouped, the kernel's last two
-    sizes both exceed 3, the batch exceeds 1, or the first four sizes of the
-    input multiply to more than 20480."""
+    below 16 on one thread (cconv's count: PyTorch asks its OpenMP runtime,
+    which a process shares with cconv, so the two agree where both run);
+    else when it is grouped, the kernel's last two sizes both exceed 3, the
+    batch exceeds 1, or the first four sizes of the input multiply to more
+    than 20480."""
     if any(op >= s for op, s in zip(output_padding, stride)):
         return False
     k2 = (1,) * max(0, 2 - len(kernel)) + tuple(kernel)
-    dims = (batch, c_in) + (1,) * max(0, 2 - len(in_size)) + tuple(in_size)
     if k2[-1] == 1 and k2[-2] == 1 and batch < 16 and all(s == 1 for s in stride) and all(
-            d == 1 for d in (dilation or ())):
-        if threads is None:
-            from ._config import get_num_threads
-            threads = get_num_threads()
-        if threads <= 1:
+            d == 1 for d in dilation):
+        from ._config import get_num_threads  # (not at the top: _params needs no extension)
+        if get_num_threads() <= 1:
             return False
+    dims = (batch, c_in) + (1,) * max(0, 2 - len(in_size)) + tuple(in_size)
     return (groups > 1 or (k2[-1] > 3 and k2[-2] > 3) or batch > 1
             or dims[0] * dims[1] * dims[2] * dims[3] > 20480)
 
